@@ -1,0 +1,349 @@
+//! Hugging Face model directories in and out: `config.json` + `model.safetensors` (or a sharded
+//! `model.safetensors.index.json`), HF tensor names and layouts, f32/f16/bf16/f64 weights.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use burn::module::Param;
+use burn::tensor::{Device, Tensor, TensorData, bf16, f16};
+use safetensors::{Dtype, SafeTensors};
+
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+use crate::model::CausalLm;
+use crate::weights::{Init, WeightSource};
+
+/// File name of a single-file checkpoint.
+pub const WEIGHTS_FILE: &str = "model.safetensors";
+/// File name of the index of a sharded checkpoint.
+pub const WEIGHTS_INDEX_FILE: &str = "model.safetensors.index.json";
+/// File name of the model config.
+pub const CONFIG_FILE: &str = "config.json";
+
+/// Loads `config.json` and the safetensors weights of a HF model directory onto `device`.
+///
+/// Weights in f16/bf16/f64 are converted to f32. With `tie_word_embeddings` a stored
+/// `lm_head.weight` is ignored (HF writes none). A tensor the config does not account for is an
+/// error, as is a missing one or one with the wrong shape: each names the tensor.
+///
+/// # Errors
+/// [`Error::Io`], [`Error::Json`], [`Error::UnknownArchitecture`], [`Error::InvalidConfig`],
+/// [`Error::MissingTensor`], [`Error::ShapeMismatch`], [`Error::UnexpectedTensor`],
+/// [`Error::UnsupportedDtype`], [`Error::Safetensors`].
+pub fn load_pretrained(dir: &Path, device: &Device) -> Result<(CausalLm, ModelConfig)> {
+    let config = ModelConfig::from_file(dir.join(CONFIG_FILE))?;
+    let mut source = SafetensorsSource::open(dir, device.clone())?;
+    let model = CausalLm::load(&config, &mut source)?;
+    source.check_all_used(&config)?;
+    Ok((model, config))
+}
+
+/// Writes `model` as a HF directory: `model.safetensors` (f32, HF names and `[out, in]`
+/// layouts, metadata `format = pt`) and `config.json` (with `tie_word_embeddings` and the dtype
+/// fields set to match what is written). Other files already in `dir` (tokenizer files, ...)
+/// are kept.
+///
+/// The save is atomic: everything is written into a fresh directory next to `dir`, which then
+/// replaces `dir` by rename, so a crash leaves either the old or the new checkpoint.
+///
+/// # Errors
+/// [`Error::Io`] when a file cannot be written, [`Error::Safetensors`] on serialisation.
+pub fn save_pretrained(model: &CausalLm, config: &ModelConfig, dir: &Path) -> Result<()> {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    }
+    std::fs::create_dir(&tmp).map_err(|e| Error::io(&tmp, e))?;
+
+    write_weights(model, &tmp.join(WEIGHTS_FILE))?;
+    let mut config = config.clone();
+    config.tie_word_embeddings = model.lm_head.is_none();
+    let mut has_dtype = false;
+    for key in ["torch_dtype", "dtype"] {
+        if let Some(v) = config.extra.get_mut(key) {
+            *v = serde_json::Value::from("float32");
+            has_dtype = true;
+        }
+    }
+    if !has_dtype {
+        config.extra.insert("torch_dtype".into(), "float32".into());
+    }
+    config.save(tmp.join(CONFIG_FILE))?;
+
+    if dir.exists() {
+        // Keep the files we do not rewrite (tokenizer, generation config, ...).
+        for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            let file = entry.file_name();
+            let stale = [WEIGHTS_FILE, CONFIG_FILE, WEIGHTS_INDEX_FILE]
+                .iter()
+                .any(|f| file == *f)
+                || file.to_string_lossy().starts_with("model-")
+                    && file.to_string_lossy().ends_with(".safetensors");
+            if !stale && entry.path().is_file() {
+                std::fs::copy(entry.path(), tmp.join(&file))
+                    .map_err(|e| Error::io(entry.path(), e))?;
+            }
+        }
+        let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+        std::fs::rename(dir, &old).map_err(|e| Error::io(dir, e))?;
+        std::fs::rename(&tmp, dir).map_err(|e| Error::io(dir, e))?;
+        std::fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+    } else {
+        std::fs::rename(&tmp, dir).map_err(|e| Error::io(dir, e))?;
+    }
+    Ok(())
+}
+
+/// Every parameter of `model` under its HF name, in HF shape (`[out, in]` for projections).
+pub fn hf_tensors(model: &CausalLm) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+    fn flat<const D: usize>(p: &Param<Tensor<D>>) -> (Vec<usize>, Vec<f32>) {
+        let t = p.val();
+        let shape = t.dims().to_vec();
+        (
+            shape,
+            t.into_data()
+                .convert::<f32>()
+                .try_into_vec::<f32>()
+                .expect("f32 data"),
+        )
+    }
+    let mut out = Vec::new();
+    let mut push =
+        |name: String, (shape, data): (Vec<usize>, Vec<f32>)| out.push((name, shape, data));
+    let linear = |l: &burn::nn::Linear| {
+        let (shape, data) = flat(&l.weight); // [in, out]
+        let (d_in, d_out) = (shape[0], shape[1]);
+        let mut t = vec![0.0; data.len()];
+        for i in 0..d_in {
+            for o in 0..d_out {
+                t[o * d_in + i] = data[i * d_out + o];
+            }
+        }
+        ((vec![d_out, d_in], t), l.bias.as_ref().map(flat))
+    };
+    let m = &model.model;
+    push(
+        "model.embed_tokens.weight".into(),
+        flat(&m.embed_tokens.weight),
+    );
+    for (i, layer) in m.layers.iter().enumerate() {
+        let a = &layer.self_attn;
+        let projections = [
+            ("self_attn.q_proj", &a.q_proj),
+            ("self_attn.k_proj", &a.k_proj),
+            ("self_attn.v_proj", &a.v_proj),
+            ("self_attn.o_proj", &a.o_proj),
+            ("mlp.gate_proj", &layer.mlp.gate_proj),
+            ("mlp.up_proj", &layer.mlp.up_proj),
+            ("mlp.down_proj", &layer.mlp.down_proj),
+        ];
+        for (name, l) in projections {
+            let (w, b) = linear(l);
+            push(format!("model.layers.{i}.{name}.weight"), w);
+            if let Some(b) = b {
+                push(format!("model.layers.{i}.{name}.bias"), b);
+            }
+        }
+        push(
+            format!("model.layers.{i}.input_layernorm.weight"),
+            flat(&layer.input_layernorm.weight),
+        );
+        push(
+            format!("model.layers.{i}.post_attention_layernorm.weight"),
+            flat(&layer.post_attention_layernorm.weight),
+        );
+    }
+    push("model.norm.weight".into(), flat(&m.norm.weight));
+    if let Some(head) = &model.lm_head {
+        push("lm_head.weight".into(), linear(head).0);
+    }
+    out
+}
+
+fn write_weights(model: &CausalLm, path: &Path) -> Result<()> {
+    let tensors = hf_tensors(model);
+    let bytes: Vec<Vec<u8>> = tensors
+        .iter()
+        .map(|(_, _, d)| d.iter().flat_map(|x| x.to_le_bytes()).collect())
+        .collect();
+    let views = tensors
+        .iter()
+        .zip(&bytes)
+        .map(|((name, shape, _), b)| {
+            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), b)
+                .map(|v| (name.clone(), v))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::Safetensors {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
+    safetensors::serialize_to_file(views, Some(metadata), path).map_err(|e| Error::Safetensors {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// Reads tensors by HF name from one or several safetensors files.
+struct SafetensorsSource {
+    device: Device,
+    dir: PathBuf,
+    /// Raw bytes of each file.
+    files: Vec<(PathBuf, Vec<u8>)>,
+    /// Tensor name → index into `files`.
+    index: BTreeMap<String, usize>,
+    used: HashSet<String>,
+}
+
+impl SafetensorsSource {
+    fn open(dir: &Path, device: Device) -> Result<Self> {
+        let single = dir.join(WEIGHTS_FILE);
+        let index_path = dir.join(WEIGHTS_INDEX_FILE);
+        let shard_names: Vec<String> = if single.exists() {
+            vec![WEIGHTS_FILE.to_owned()]
+        } else if index_path.exists() {
+            let text =
+                std::fs::read_to_string(&index_path).map_err(|e| Error::io(&index_path, e))?;
+            #[derive(serde::Deserialize)]
+            struct Index {
+                weight_map: BTreeMap<String, String>,
+            }
+            let index: Index = serde_json::from_str(&text).map_err(|source| Error::Json {
+                path: index_path.clone(),
+                source,
+            })?;
+            let mut names: Vec<String> = index.weight_map.into_values().collect();
+            names.sort();
+            names.dedup();
+            names
+        } else {
+            return Err(Error::io(
+                &single,
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("neither {WEIGHTS_FILE} nor {WEIGHTS_INDEX_FILE} found"),
+                ),
+            ));
+        };
+        let mut files = Vec::new();
+        let mut index = BTreeMap::new();
+        for (i, name) in shard_names.iter().enumerate() {
+            let path = dir.join(name);
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let st = SafeTensors::deserialize(&bytes).map_err(|e| Error::Safetensors {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            for tensor in st.names() {
+                index.insert(tensor.to_owned(), i);
+            }
+            files.push((path, bytes));
+        }
+        Ok(Self {
+            device,
+            dir: dir.to_owned(),
+            files,
+            index,
+            used: HashSet::new(),
+        })
+    }
+
+    /// Fails on tensors nobody asked for (except a tied `lm_head.weight` and cached RoPE tables).
+    fn check_all_used(&self, config: &ModelConfig) -> Result<()> {
+        for name in self.index.keys() {
+            let ignorable = name.ends_with("rotary_emb.inv_freq")
+                || (config.tie_word_embeddings && name == "lm_head.weight");
+            if !self.used.contains(name) && !ignorable {
+                return Err(Error::UnexpectedTensor {
+                    name: name.clone(),
+                    path: self.dir.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl WeightSource for SafetensorsSource {
+    fn tensor<const D: usize>(
+        &mut self,
+        name: &str,
+        hf_shape: [usize; D],
+        _init: Init,
+        transpose: bool,
+    ) -> Result<Tensor<D>> {
+        let &file = self.index.get(name).ok_or_else(|| Error::MissingTensor {
+            name: name.to_owned(),
+            path: self.dir.clone(),
+        })?;
+        let (path, bytes) = &self.files[file];
+        let st = SafeTensors::deserialize(bytes).map_err(|e| Error::Safetensors {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        let view = st.tensor(name).map_err(|e| Error::Safetensors {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        if view.shape() != hf_shape {
+            return Err(Error::ShapeMismatch {
+                name: name.to_owned(),
+                expected: hf_shape.to_vec(),
+                found: view.shape().to_vec(),
+            });
+        }
+        let raw = view.data();
+        let mut values: Vec<f32> = match view.dtype() {
+            Dtype::F32 => raw
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            Dtype::F64 => raw
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32)
+                .collect(),
+            Dtype::BF16 => raw
+                .chunks_exact(2)
+                .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+            Dtype::F16 => raw
+                .chunks_exact(2)
+                .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32())
+                .collect(),
+            other => {
+                return Err(Error::UnsupportedDtype {
+                    name: name.to_owned(),
+                    dtype: format!("{other:?}"),
+                });
+            }
+        };
+        let mut shape = hf_shape;
+        if transpose {
+            let [rows, cols] = [hf_shape[0], hf_shape[D - 1]];
+            let mut t = vec![0.0; values.len()];
+            for r in 0..rows {
+                for c in 0..cols {
+                    t[c * rows + r] = values[r * cols + c];
+                }
+            }
+            values = t;
+            shape.reverse();
+        }
+        self.used.insert(name.to_owned());
+        Ok(Tensor::from_data(
+            TensorData::new(values, shape),
+            &self.device,
+        ))
+    }
+}

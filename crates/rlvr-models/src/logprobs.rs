@@ -1,0 +1,93 @@
+//! Teacher-forced per-token log-probabilities and entropies for training (works under autodiff).
+
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{Int, Tensor};
+
+use crate::model::CausalLm;
+
+/// Per-token scores of a batch, both `[B, T]` and already multiplied by the mask.
+#[derive(Debug, Clone)]
+pub struct TokenScores {
+    /// `logp[b, t] = log p(ids[b, t] | ids[b, <t])` for `t >= 1`, 0 at `t = 0`.
+    pub logp: Tensor<2>,
+    /// Entropy (nats) of the next-token distribution that scored `ids[b, t]`, 0 at `t = 0`.
+    pub entropy: Tensor<2>,
+}
+
+/// Log-probabilities and entropies of the tokens of right-padded sequences (prompt, response,
+/// padding), masked by `mask` (1 on response tokens, 0 elsewhere).
+///
+/// Positions are `0..T` in every row, so prompts must start at column 0 (right padding).
+/// Memory: the hidden states of the last position are dropped before the LM head, the logits
+/// `[B, T-1, V]` are consumed by `log_softmax` (no second copy is kept by this function), and
+/// the entropy `-Σ p · log p` keeps `p = exp(log p)`, which its backward needs. Under no-grad
+/// (`model.valid()`) at most two `[B, T-1, V]` tensors are alive at once, briefly; under
+/// autodiff the graph holds `log p` and `p` (plus what `log_softmax` saves for its backward).
+/// Use [`token_logprobs_only`] when the entropy is not needed: it keeps only `log p`.
+///
+/// # Shapes
+/// `input_ids: [B, T]`, `mask: [B, T]` → `logp, entropy: [B, T]`.
+///
+/// # Panics
+/// If `mask` and `input_ids` differ in shape.
+pub fn token_logprobs(model: &CausalLm, input_ids: Tensor<2, Int>, mask: Tensor<2>) -> TokenScores {
+    let Some((logp_all, targets)) = shifted_log_softmax(model, input_ids, &mask) else {
+        return TokenScores {
+            logp: mask.clone().zeros_like(),
+            entropy: mask.zeros_like(),
+        };
+    };
+    let p = logp_all.clone().exp(); // [B, T-1, V]
+    let entropy = (p * logp_all.clone()).sum_dim(2).neg().squeeze_dim::<2>(2); // [B, T-1]
+    let logp = logp_all.gather(2, targets).squeeze_dim::<2>(2); // [B, T-1]
+    TokenScores {
+        logp: pad_front(logp) * mask.clone(),
+        entropy: pad_front(entropy) * mask,
+    }
+}
+
+/// [`token_logprobs`] without the entropy: only `log p` is kept for the backward pass.
+///
+/// # Shapes
+/// `input_ids: [B, T]`, `mask: [B, T]` → `[B, T]`.
+pub fn token_logprobs_only(
+    model: &CausalLm,
+    input_ids: Tensor<2, Int>,
+    mask: Tensor<2>,
+) -> Tensor<2> {
+    let Some((logp_all, targets)) = shifted_log_softmax(model, input_ids, &mask) else {
+        return mask.zeros_like();
+    };
+    pad_front(logp_all.gather(2, targets).squeeze_dim::<2>(2)) * mask
+}
+
+/// `log_softmax(logits[:, :T-1])` `[B, T-1, V]` and the targets `ids[:, 1:]` `[B, T-1, 1]`;
+/// `None` when `T < 2` (nothing to score).
+fn shifted_log_softmax(
+    model: &CausalLm,
+    input_ids: Tensor<2, Int>,
+    mask: &Tensor<2>,
+) -> Option<(Tensor<3>, Tensor<3, Int>)> {
+    let [b, t] = input_ids.dims();
+    assert_eq!(
+        mask.dims(),
+        [b, t],
+        "token_logprobs: mask shape {:?} != input_ids shape {:?}",
+        mask.dims(),
+        [b, t]
+    );
+    if t < 2 {
+        return None;
+    }
+    let targets = input_ids.clone().narrow(1, 1, t - 1).unsqueeze_dim::<3>(2); // [B, T-1, 1]
+    let hidden = model.forward_hidden(input_ids).narrow(1, 0, t - 1); // [B, T-1, hidden]
+    let logits = model.logits(hidden); // [B, T-1, V]
+    Some((log_softmax(logits, 2), targets))
+}
+
+/// `[B, T-1]` → `[B, T]` with a zero column in front (position 0 has no prediction).
+fn pad_front(x: Tensor<2>) -> Tensor<2> {
+    let [b, _] = x.dims();
+    let zeros = Tensor::zeros([b, 1], &x.device());
+    Tensor::cat(vec![zeros, x], 1)
+}

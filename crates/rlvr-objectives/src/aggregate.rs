@@ -1,0 +1,110 @@
+//! `Aggregation`: how per-token losses reduce to the scalar loss (spec §1.5, verl `agg_loss`).
+
+use burn::tensor::Tensor;
+use serde::{Deserialize, Serialize};
+
+/// Loss reduction shared by every objective (spec §1.5).
+///
+/// With ℓ the per-token loss, m the mask, n_i = Σ_t m_{i,t} and B' the number of sequences with
+/// n_i > 0:
+///
+/// | variant | formula | used by |
+/// |---|---|---|
+/// | `token_mean` | Σ m ℓ / Σ m | DAPO (arXiv 2503.14476) |
+/// | `seq_mean_token_mean` | (1/B') Σ_i (1/n_i) Σ_t m ℓ | GRPO (arXiv 2402.03300), GSPO |
+/// | `seq_mean_token_sum` | (1/B') Σ_i Σ_t m ℓ | — |
+/// | `seq_mean_token_sum_norm` | Σ m ℓ / (B' · L), L = `norm_len` | Dr. GRPO (arXiv 2503.20783) |
+///
+/// `seq_mean_token_sum_norm` divides by a constant L (the maximum generation length), never by
+/// the padded length, so its scale does not depend on the batch (spec §1.5 caveat 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregation {
+    /// Mean over all valid tokens of the mini-batch.
+    TokenMean,
+    /// Mean over sequences of the per-sequence token mean.
+    SeqMeanTokenMean,
+    /// Mean over sequences of the per-sequence token sum.
+    SeqMeanTokenSum,
+    /// Token sum divided by (sequences × a constant length `norm_len`).
+    SeqMeanTokenSumNorm,
+}
+
+/// Reduces per-token values `[B, T]` to a one-element tensor (spec §1.5). `norm_len` is the
+/// constant L of [`Aggregation::SeqMeanTokenSumNorm`] and is ignored by the other modes.
+/// Denominators are clamped to at least 1, so an all-masked batch gives 0, never NaN.
+pub fn aggregate(
+    values: Tensor<2>,
+    mask: &Tensor<2>,
+    mode: Aggregation,
+    norm_len: usize,
+) -> Tensor<1> {
+    let masked = values * mask.clone();
+    let tokens_per_seq = mask.clone().sum_dim(1); // [B, 1]
+    let live_seqs = || {
+        tokens_per_seq
+            .clone()
+            .greater_elem(0.0)
+            .float()
+            .sum()
+            .clamp_min(1.0)
+    };
+    match mode {
+        Aggregation::TokenMean => masked.sum() / mask.clone().sum().clamp_min(1.0),
+        Aggregation::SeqMeanTokenMean => {
+            let per_seq = masked.sum_dim(1) / tokens_per_seq.clone().clamp_min(1.0); // [B, 1]
+            per_seq.sum() / live_seqs()
+        }
+        Aggregation::SeqMeanTokenSum => masked.sum() / live_seqs(),
+        Aggregation::SeqMeanTokenSumNorm => masked.sum() / (live_seqs() * norm_len.max(1) as f32),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::tensor::Device;
+
+    use super::*;
+    use crate::batch::tensor_from_rows;
+
+    /// Spec §1.5 caveat 3: two sequences, losses (1, 2) with n = 2 and (1, 1, 1, 1) with n = 4,
+    /// L = 4. Hand-derived: token-mean 7/6, seq-mean-token-sum (3 + 4)/2 = 3.5,
+    /// seq-mean-token-mean (1.5 + 1)/2 = 1.25, Dr. GRPO 7/(2·4) = 0.875.
+    #[test]
+    fn modes_match_their_definitions() {
+        let device = Device::flex();
+        let values = tensor_from_rows(&[1., 2., 9., 9., 1., 1., 1., 1.], [2, 4], &device);
+        let mask = tensor_from_rows(&[1., 1., 0., 0., 1., 1., 1., 1.], [2, 4], &device);
+        let check = |mode, want: f32| {
+            let got = aggregate(values.clone(), &mask, mode, 4).into_scalar::<f32>();
+            assert!((got - want).abs() < 1e-6, "{mode:?}: {got} != {want}");
+        };
+        check(Aggregation::TokenMean, 7.0 / 6.0);
+        check(Aggregation::SeqMeanTokenSum, 3.5);
+        check(Aggregation::SeqMeanTokenMean, 1.25);
+        check(Aggregation::SeqMeanTokenSumNorm, 0.875);
+    }
+
+    /// A fully masked row does not count as a sequence, and an all-masked batch gives 0.
+    #[test]
+    fn empty_rows_are_not_sequences() {
+        let device = Device::flex();
+        let values = tensor_from_rows(&[2., 4., 7., 7.], [2, 2], &device);
+        let mask = tensor_from_rows(&[1., 1., 0., 0.], [2, 2], &device);
+        let got =
+            aggregate(values.clone(), &mask, Aggregation::SeqMeanTokenMean, 1).into_scalar::<f32>();
+        assert!((got - 3.0).abs() < 1e-6, "{got}");
+        let none = tensor_from_rows(&[0., 0., 0., 0.], [2, 2], &device);
+        for mode in [
+            Aggregation::TokenMean,
+            Aggregation::SeqMeanTokenMean,
+            Aggregation::SeqMeanTokenSum,
+            Aggregation::SeqMeanTokenSumNorm,
+        ] {
+            assert_eq!(
+                aggregate(values.clone(), &none, mode, 4).into_scalar::<f32>(),
+                0.0
+            );
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The base policy of a run: a given HuggingFace directory, or the bundled small model
+//! warm-started by supervised fine-tuning on the task's training split and cached.
+//!
+//! The cache key is a hash of everything the warm start depends on (model shape, SFT settings,
+//! seed, and the training file's contents), so a changed setting never reuses a stale model.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+use rlvr_models::{CausalLm, ModelConfig, Tokenizer, load_pretrained, save_pretrained};
+
+use crate::char_tokenizer::{ALPHABET, EOS_ID, PAD_ID, tokenizer_config_json, tokenizer_json, vocab_size};
+use crate::config::RunConfig;
+use crate::data::Example;
+use crate::error::{Error, Result};
+use crate::sft::train_sft;
+
+/// A loaded base policy.
+pub struct BasePolicy {
+    /// The policy, on the autodiff device it was loaded to.
+    pub model: CausalLm,
+    /// Its architecture.
+    pub config: ModelConfig,
+    /// Its tokenizer.
+    pub tokenizer: Tokenizer,
+    /// The directory it was loaded from.
+    pub dir: PathBuf,
+}
+
+/// Loads `model.base`, or builds/reuses the warm-started bundled model.
+pub fn base_policy(config: &RunConfig, train_set: &[Example], device: &Device) -> Result<BasePolicy> {
+    let dir = if config.model.base.as_os_str().is_empty() {
+        let dir = config.sft.cache_dir.join(format!("bundled-{:016x}", cache_key(config)?));
+        if !dir.join("model.safetensors").exists() {
+            eprintln!("warm start: supervised fine-tuning of the bundled model -> {}", dir.display());
+            warm_start(config, train_set, device, &dir)?;
+        } else {
+            eprintln!("warm start: reusing {}", dir.display());
+        }
+        dir
+    } else {
+        config.model.base.clone()
+    };
+    load_dir(&dir, device)
+}
+
+/// Loads a HuggingFace directory (model and tokenizer) onto `device`.
+pub fn load_dir(dir: &Path, device: &Device) -> Result<BasePolicy> {
+    let (model, config) = load_pretrained(dir, device)?;
+    let tokenizer = Tokenizer::from_dir(dir)?;
+    Ok(BasePolicy { model, config, tokenizer, dir: dir.to_path_buf() })
+}
+
+/// The architecture of the bundled model (a Qwen2-style decoder with a character vocabulary).
+pub fn bundled_model_config(config: &RunConfig) -> Result<ModelConfig> {
+    let m = &config.model;
+    let hf = serde_json::json!({
+        "architectures": ["Qwen2ForCausalLM"],
+        "model_type": "qwen2",
+        "vocab_size": vocab_size(ALPHABET),
+        "hidden_size": m.hidden_size,
+        "intermediate_size": m.intermediate_size,
+        "num_hidden_layers": m.num_layers,
+        "num_attention_heads": m.num_heads,
+        "num_key_value_heads": m.num_kv_heads,
+        "max_position_embeddings": 64,
+        "rope_theta": 10000.0,
+        "rms_norm_eps": 1e-6,
+        "tie_word_embeddings": true,
+        "hidden_act": "silu",
+        "bos_token_id": EOS_ID,
+        "eos_token_id": EOS_ID,
+        "pad_token_id": PAD_ID,
+        "torch_dtype": "float32"
+    });
+    serde_json::from_value(hf).map_err(|e| Error::Config(format!("bundled model config: {e}")))
+}
+
+fn warm_start(config: &RunConfig, train_set: &[Example], device: &Device, dir: &Path) -> Result<()> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let tmp = parent.join(format!(".{}.tmp-{}", dir.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    }
+    std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    for (name, text) in [("tokenizer.json", tokenizer_json(ALPHABET)), ("tokenizer_config.json", tokenizer_config_json())] {
+        let p = tmp.join(name);
+        std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+    }
+    let tokenizer = Tokenizer::from_dir(&tmp)?;
+    let model_config = bundled_model_config(config)?;
+    device.seed(config.seed);
+    let model = CausalLm::new(&model_config, device);
+    let model = train_sft(model, &tokenizer, train_set, &config.sft, config.seed, device)?;
+    save_pretrained(&model, &model_config, &tmp)?;
+    std::fs::rename(&tmp, dir).map_err(|e| Error::io(dir, e))
+}
+
+fn cache_key(config: &RunConfig) -> Result<u64> {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let model = serde_json::to_string(&config.model).expect("serializes");
+    let sft = serde_json::to_string(&(&config.sft.steps, &config.sft.batch_size, config.sft.lr.to_bits())).expect("serializes");
+    (model, sft, config.seed, ALPHABET).hash(&mut h);
+    let data = std::fs::read(&config.data.train).map_err(|e| Error::io(&config.data.train, e))?;
+    data.hash(&mut h);
+    Ok(h.finish())
+}

@@ -1,0 +1,54 @@
+//! The training crate's error type.
+
+use std::path::{Path, PathBuf};
+
+/// Everything that can go wrong in a run that is the user's to fix (config, data, files).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The configuration is invalid.
+    #[error("config: {0}")]
+    Config(String),
+    /// A dataset line could not be used.
+    #[error("{path}:{line}: {message}")]
+    BadLine {
+        /// The dataset file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The model crate failed (checkpoint, tokenizer).
+    #[error(transparent)]
+    Model(#[from] rlvr_models::Error),
+    /// The optimizer crate failed.
+    #[error(transparent)]
+    Optim(#[from] rlvr_optim::Error),
+    /// The objective crate failed.
+    #[error(transparent)]
+    Objective(#[from] rlvr_objectives::Error),
+    /// The verifier crate failed.
+    #[error(transparent)]
+    Verifier(#[from] rlvr_verifiers::Error),
+    /// A checkpoint or run directory is not usable.
+    #[error("checkpoint: {0}")]
+    Checkpoint(String),
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        Error::Io { path: path.to_path_buf(), source }
+    }
+}
+
+/// Result with the training crate's error.
+pub type Result<T> = std::result::Result<T, Error>;

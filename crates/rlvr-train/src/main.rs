@@ -1,0 +1,170 @@
+//! `rlvr`: the command line of a training run (`cargo xtask train|sft|eval|compare` call it).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use burn::module::Module;
+use clap::{Parser, Subcommand};
+use rlvr_train::bundled::{base_policy, load_dir};
+use rlvr_train::data::load_jsonl;
+use rlvr_train::device::default_device;
+use rlvr_train::eval::{evaluate, summarize};
+use rlvr_train::rollout::{generation_config, render_prompt};
+use rlvr_train::{RunConfig, RunOptions, compare, train};
+
+#[derive(Parser)]
+#[command(name = "rlvr", about = "RLVR post-training of language models", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct ConfigArgs {
+    /// Run configuration (TOML). Without it: the bundled default task.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Override a config field, e.g. `--set train.lr=1e-4` (repeatable; applied in order).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Train with RL (GRPO-family objectives, verifiable rewards).
+    Train {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Print the effective configuration and exit.
+        #[arg(long)]
+        print_config: bool,
+        /// Continue the run in this directory from its latest checkpoint (its config.toml is used,
+        /// then any --set overrides).
+        #[arg(long, value_name = "RUN_DIR")]
+        resume: Option<PathBuf>,
+        /// Hide the progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Supervised warm start only: build (or reuse) the bundled model and print its directory.
+    Sft {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+    },
+    /// Evaluate a model directory on a dataset: pass@1, unbiased pass@k, maj@k.
+    Eval {
+        /// HuggingFace model directory.
+        #[arg(long)]
+        model: PathBuf,
+        /// JSONL dataset.
+        #[arg(long)]
+        data: PathBuf,
+        /// Samples per prompt (k = 1: greedy).
+        #[arg(long, default_value_t = 1)]
+        k: usize,
+        /// Evaluate only the first N prompts (0 = all).
+        #[arg(long, default_value_t = 0)]
+        limit: usize,
+        /// Longest response, tokens.
+        #[arg(long, default_value_t = 512)]
+        max_new_tokens: usize,
+        /// Sampling temperature when k > 1.
+        #[arg(long, default_value_t = 1.0)]
+        temperature: f32,
+        /// Render prompts with the chat template.
+        #[arg(long)]
+        chat: bool,
+        #[command(flatten)]
+        cfg: ConfigArgs,
+    },
+    /// Run several configurations over seeds and write a comparison table and plots.
+    Compare {
+        /// Configurations to compare (repeat).
+        #[arg(long = "config", required = true)]
+        configs: Vec<PathBuf>,
+        /// Override applied to every configuration (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Seeds per configuration (0..N).
+        #[arg(long, default_value_t = 1)]
+        seeds: usize,
+        /// Output directory.
+        #[arg(long, default_value = "runs/compare")]
+        out: PathBuf,
+    },
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Train { cfg, print_config, resume, quiet } => {
+            let config_path = match (&resume, &cfg.config) {
+                (Some(dir), None) => Some(dir.join("config.toml")),
+                (_, path) => path.clone(),
+            };
+            let mut config = RunConfig::load(config_path.as_deref(), &cfg.sets)?;
+            if let Some(dir) = &resume {
+                config.run_dir = dir.clone();
+            }
+            if print_config {
+                print!("{}", config.to_toml());
+                return Ok(());
+            }
+            let out = train(config, &RunOptions { resume, quiet, ..Default::default() })?;
+            println!(
+                "held-out accuracy: base {:.1}% -> trained {:.1}% ({} steps, {:.0} s{}); run: {}",
+                100.0 * out.base_accuracy,
+                100.0 * out.final_accuracy,
+                out.steps,
+                out.seconds,
+                if out.interrupted { ", interrupted" } else { "" },
+                out.run_dir.display()
+            );
+        }
+        Command::Sft { cfg } => {
+            let config = RunConfig::load(cfg.config.as_deref(), &cfg.sets)?;
+            let train_set = load_jsonl(&config.data.train)?;
+            let base = base_policy(&config, &train_set, &default_device())?;
+            println!("{}", base.dir.display());
+        }
+        Command::Eval { model, data, k, limit, max_new_tokens, temperature, chat, cfg } => {
+            if k == 0 {
+                bail!("--k must be at least 1");
+            }
+            let config = RunConfig::load(cfg.config.as_deref(), &cfg.sets)?;
+            let device = default_device();
+            let base = load_dir(&model, &device).with_context(|| format!("loading {}", model.display()))?;
+            let mut examples = load_jsonl(&data)?;
+            if limit > 0 {
+                examples.truncate(limit);
+            }
+            let prompt_ids = examples
+                .iter()
+                .map(|e| Ok(base.tokenizer.encode(&render_prompt(&base.tokenizer, e, chat)?)?))
+                .collect::<rlvr_train::Result<Vec<_>>>()?;
+            let mut rollout = config.rollout.clone();
+            rollout.max_new_tokens = max_new_tokens;
+            rollout.temperature = temperature;
+            let gen_cfg = generation_config(&rollout, &base.tokenizer, k == 1);
+            let verifier: std::sync::Arc<dyn rlvr_verifiers::Verifier> = config.verifier.build()?.into();
+            let policy = base.model.valid();
+            let results = evaluate(
+                &policy,
+                &base.tokenizer,
+                &verifier,
+                &config.verifier,
+                &examples,
+                &prompt_ids,
+                &gen_cfg,
+                k,
+                config.eval.batch_size,
+                config.seed,
+            )?;
+            let s = summarize(&results);
+            println!("{}", serde_json::to_string_pretty(&s)?);
+        }
+        Command::Compare { configs, sets, seeds, out } => {
+            compare::compare(&configs, &sets, seeds, &out)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! A whole training run: set up (or resume), evaluate the base policy, loop over RL steps with
+//! progress, metrics, evaluations and checkpoints, then evaluate, report and save.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use burn::module::Module;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::bundled::{base_policy, load_dir};
+use crate::config::RunConfig;
+use crate::data::load_jsonl;
+use crate::error::{Error, Result};
+use crate::eval::{evaluate, summarize};
+use crate::metrics::{Metrics, MetricsLog, read_metrics};
+use crate::report::write_report;
+use crate::rollout::generation_config;
+use crate::step::rl_step;
+use crate::trainer::Trainer;
+use crate::{checkpoint, device};
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The run directory.
+    pub run_dir: PathBuf,
+    /// Held-out accuracy of the base policy.
+    pub base_accuracy: f64,
+    /// Held-out accuracy at the end (or at the interruption).
+    pub final_accuracy: f64,
+    /// Steps completed.
+    pub steps: usize,
+    /// Whether a signal stopped the run early.
+    pub interrupted: bool,
+    /// Wall time of the run, seconds.
+    pub seconds: f64,
+}
+
+/// Options of `rlvr train` beyond the config.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Continue the run in this directory from its latest checkpoint.
+    pub resume: Option<PathBuf>,
+    /// Stop after this many steps of this invocation (tests use it to simulate a kill).
+    pub stop_after: Option<usize>,
+    /// No progress bar (tests, logs).
+    pub quiet: bool,
+}
+
+/// Trains according to `config`.
+pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
+    let start = Instant::now();
+    let run_dir = opts.resume.clone().unwrap_or_else(|| default_run_dir(&config));
+    std::fs::create_dir_all(&run_dir).map_err(|e| Error::io(&run_dir, e))?;
+    let dev = device::default_device();
+    let train_set = load_jsonl(&config.data.train)?;
+    let mut eval_set = load_jsonl(&config.data.eval)?;
+    if config.data.eval_limit > 0 {
+        eval_set.truncate(config.data.eval_limit);
+    }
+
+    let resume_from = match &opts.resume {
+        Some(dir) => Some(checkpoint::latest(dir)?.ok_or_else(|| {
+            Error::Checkpoint(format!("{} has no checkpoint to resume from", dir.display()))
+        })?),
+        None => None,
+    };
+    let base = match &resume_from {
+        Some(ckpt) => load_dir(ckpt, &dev)?,
+        None => base_policy(&config, &train_set, &dev)?,
+    };
+    checkpoint::write_atomic(&run_dir.join("config.toml"), config.to_toml().as_bytes())?;
+    let mut tr = Trainer::new(config, dev, base.model, base.config, base.tokenizer, train_set, eval_set)?;
+    if let Some(ckpt) = &resume_from {
+        tr.restore(ckpt)?;
+        eprintln!("resumed {} at step {}", run_dir.display(), tr.state.step);
+    }
+    let mut log = MetricsLog::open(&run_dir.join("metrics.jsonl"), resume_from.as_ref().map(|_| tr.state.step))?;
+
+    let base_accuracy = match tr.state.base_accuracy {
+        Some(a) => a,
+        None => {
+            let a = greedy_accuracy(&tr, &run_dir.join("eval-base.jsonl"))?;
+            eprintln!("base policy: held-out accuracy {:.1}% ({} prompts)", 100.0 * a, tr.eval_set.len());
+            tr.state.base_accuracy = Some(a);
+            a
+        }
+    };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|e| Error::io(Path::new("signal"), e))?;
+    }
+    let total = tr.config.train.steps;
+    let bar = progress_bar(total, tr.state.step, opts.quiet);
+    let mut interrupted = false;
+    let first = tr.state.step;
+    while tr.state.step < total {
+        let step = tr.state.step;
+        let mut m = rl_step(&mut tr, step)?;
+        tr.state.step += 1;
+        if tr.config.objective.reference_update_due(tr.state.step) {
+            tr.refresh_reference();
+        }
+        let every = tr.config.eval.every;
+        if (every > 0 && tr.state.step % every == 0) || tr.state.step == total {
+            let acc = greedy_accuracy(&tr, &run_dir.join(format!("eval-step-{:06}.jsonl", tr.state.step)))?;
+            tr.state.evals.push((tr.state.step, acc));
+            m.insert("eval/accuracy".into(), acc);
+            bar.println(format!("step {:>5}: held-out accuracy {:.1}% (base {:.1}%)", tr.state.step, 100.0 * acc, 100.0 * base_accuracy));
+        }
+        log.log(tr.state.step, &m)?;
+        update_bar(&bar, &m);
+        let ck = tr.config.checkpoint.every;
+        let stopping = stop.load(Ordering::Relaxed) || opts.stop_after.is_some_and(|n| tr.state.step - first >= n);
+        if (ck > 0 && tr.state.step % ck == 0) || tr.state.step == total || stopping {
+            tr.save_checkpoint(&run_dir)?;
+        }
+        if stopping && tr.state.step < total {
+            interrupted = true;
+            bar.println(format!("stopping at step {}: checkpoint saved; resume with --resume {}", tr.state.step, run_dir.display()));
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let final_accuracy = tr.state.evals.last().map_or(base_accuracy, |&(_, a)| a);
+    write_report(&run_dir, &read_metrics(&run_dir.join("metrics.jsonl"))?, &tr.state)?;
+    let outcome = RunOutcome {
+        run_dir,
+        base_accuracy,
+        final_accuracy,
+        steps: tr.state.step,
+        interrupted,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+    Ok(outcome)
+}
+
+/// Greedy held-out accuracy of the current policy; per-prompt results go to `out` (JSONL).
+pub fn greedy_accuracy(tr: &Trainer, out: &Path) -> Result<f64> {
+    let policy = tr.model().valid();
+    let mut gen_cfg = generation_config(&tr.config.rollout, &tr.tokenizer, true);
+    gen_cfg.max_new_tokens = tr.config.eval.max_new_tokens;
+    let prompt_ids = tr.eval_set.iter().map(|e| tr.encode_example(e)).collect::<Result<Vec<_>>>()?;
+    let results = evaluate(
+        &policy,
+        &tr.tokenizer,
+        &tr.verifier,
+        &tr.config.verifier,
+        &tr.eval_set,
+        &prompt_ids,
+        &gen_cfg,
+        1,
+        tr.config.eval.batch_size,
+        tr.config.seed,
+    )?;
+    let lines: String = results
+        .iter()
+        .map(|r| {
+            serde_json::json!({"id": r.id, "response": r.texts[0], "passed": r.verdicts[0].passed,
+                               "reward": r.verdicts[0].reward})
+            .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::write(out, lines).map_err(|e| Error::io(out, e))?;
+    Ok(summarize(&results).pass_at_1)
+}
+
+fn default_run_dir(config: &RunConfig) -> PathBuf {
+    if config.run_dir.as_os_str().is_empty() {
+        PathBuf::from(format!("runs/run-{}-seed{}", chrono_free_stamp(), config.seed))
+    } else {
+        config.run_dir.clone()
+    }
+}
+
+/// Seconds since the epoch: a unique, sortable run-directory suffix without a date library.
+fn chrono_free_stamp() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+fn progress_bar(total: usize, done: usize, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total as u64).with_style(
+        ProgressStyle::with_template("rl {bar:30} {pos}/{len} {msg} [{elapsed_precise}<{eta_precise}]")
+            .expect("valid template"),
+    );
+    bar.set_position(done as u64);
+    bar
+}
+
+fn update_bar(bar: &ProgressBar, m: &Metrics) {
+    let get = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
+    let tps = get("throughput/update_tokens_per_s");
+    bar.set_message(format!(
+        "reward {:.3} pass {:.0}% len {:.1} tok/s {:.0}",
+        get("reward/mean"),
+        100.0 * get("reward/pass_rate"),
+        get("response/length_mean"),
+        tps
+    ));
+    bar.inc(1);
+}

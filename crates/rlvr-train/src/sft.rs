@@ -1,0 +1,96 @@
+//! Supervised fine-tuning: teacher-forced next-token loss on the target tokens of each example.
+//!
+//! The target of an example is its `completion` field, else its `answer`, followed by the end
+//! of sequence token; the loss is the mean negative log-likelihood over target tokens only.
+//! This is the warm start of the bundled model and the `rlvr sft` command.
+
+use std::time::Instant;
+
+use burn::optim::GradientsParams;
+use burn::tensor::Device;
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::SeedableRng;
+use rand::seq::index::sample;
+use rlvr_models::{CausalLm, Tokenizer, token_logprobs};
+use rlvr_optim::OptimizerConfig;
+
+use crate::batch::pack;
+use crate::config::{SftSection, kind_default};
+use crate::data::Example;
+use crate::error::{Error, Result};
+use crate::grad_norm::{clip_global_norm, global_norm};
+use crate::rollout::{Sample, pad_id, render_prompt};
+use crate::schedule::warmup_cosine;
+
+/// The supervised target text of an example.
+pub fn target_text(ex: &Example) -> Option<&str> {
+    ex.record.get("completion").or_else(|| ex.record.get("answer")).and_then(|v| v.as_str())
+}
+
+/// Tokenizes examples into (prompt, target + eos) pairs.
+pub fn encode_pairs(tokenizer: &Tokenizer, examples: &[Example], chat: bool) -> Result<Vec<Sample>> {
+    let eos = *tokenizer
+        .eos_token_ids()
+        .first()
+        .ok_or_else(|| Error::Config("the tokenizer has no end-of-sequence token".into()))?;
+    examples
+        .iter()
+        .map(|ex| {
+            let target = target_text(ex).ok_or_else(|| {
+                Error::Config(format!("example `{}` has no `completion` or `answer` to train on", ex.id))
+            })?;
+            let prompt = tokenizer.encode(&render_prompt(tokenizer, ex, chat)?)?;
+            let mut response = tokenizer.encode(target)?;
+            response.push(eos);
+            Ok(Sample {
+                example: 0,
+                prompt,
+                old_logp: vec![0.0; response.len()],
+                response,
+                finish: rlvr_models::FinishReason::Stop,
+                text: target.to_string(),
+                reward: 0.0,
+                advantage: 0.0,
+            })
+        })
+        .collect()
+}
+
+/// Trains `model` (on an autodiff device) for `cfg.steps` steps and returns it.
+pub fn train_sft(
+    mut model: CausalLm,
+    tokenizer: &Tokenizer,
+    examples: &[Example],
+    cfg: &SftSection,
+    seed: u64,
+    device: &Device,
+) -> Result<CausalLm> {
+    let pairs = encode_pairs(tokenizer, examples, false)?;
+    let mut optim = kind_default::<OptimizerConfig>("adamw").init(&model)?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5F7);
+    let bar = ProgressBar::new(cfg.steps as u64).with_style(
+        ProgressStyle::with_template("sft {bar:30} {pos}/{len} loss {msg} [{elapsed_precise}<{eta_precise}]")
+            .expect("valid template"),
+    );
+    let start = Instant::now();
+    for step in 0..cfg.steps {
+        let rows: Vec<usize> = sample(&mut rng, pairs.len(), cfg.batch_size.min(pairs.len())).into_vec();
+        let packed = pack(&pairs, &rows, pad_id(tokenizer), device);
+        let scores = token_logprobs(&model, packed.ids, packed.mask.clone());
+        let loss = -(scores.logp.sum() / packed.mask.sum().clamp_min(1.0));
+        let loss_value = f64::from(loss.clone().into_scalar::<f32>());
+        let mut grads = GradientsParams::from_grads(loss.backward(), &model);
+        let norm = global_norm(&model, &grads);
+        if !(loss_value.is_finite() && norm.is_finite()) {
+            bar.println(format!("sft step {step}: non-finite loss or gradient, update skipped"));
+            continue;
+        }
+        clip_global_norm(&model, &mut grads, norm, 1.0);
+        let lr = warmup_cosine(step, cfg.steps / 20, cfg.steps, cfg.lr, 0.1);
+        model = optim.step(lr, model, grads);
+        bar.set_message(format!("{loss_value:.4}"));
+        bar.inc(1);
+    }
+    bar.finish_with_message(format!("done in {:.0} s", start.elapsed().as_secs_f64()));
+    Ok(model)
+}

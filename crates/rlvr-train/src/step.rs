@@ -1,0 +1,149 @@
+//! One RL step, in data-flow order: rollout → verify → advantage → loss → backward → optimizer
+//! → metrics.
+
+use std::time::Instant;
+
+use burn::module::Module;
+use burn::optim::GradientsParams;
+use rlvr_models::{FinishReason, token_logprobs};
+use rlvr_objectives::{LossContext, PolicyBatch, compute_advantages};
+
+use crate::batch::pack;
+use crate::error::Result;
+use crate::grad_norm::{clip_global_norm, global_norm};
+use crate::metrics::Metrics;
+use crate::rollout::{Sample, generation_config, pad_id, sample_groups, step_seed};
+use crate::schedule::warmup_constant;
+use crate::trainer::Trainer;
+use crate::verify::score;
+
+/// Runs RL step `step` (0-based) of `trainer` and returns its metrics.
+pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
+    let cfg = tr.config.clone();
+    let g = cfg.rollout.group_size;
+    let mut m = Metrics::new();
+
+    // 1. Rollout (with one policy for all `stage_batches` batches: Mu-GRPO's large stages), then
+    // 2. verify and 3. group advantages. Dynamic sampling draws more groups while too few carry signal.
+    let t0 = Instant::now();
+    let policy = tr.model().valid();
+    let gen_cfg = generation_config(&cfg.rollout, &tr.tokenizer, false);
+    let want = cfg.rollout.prompts_per_step * cfg.train.stage_batches;
+    let mut kept: Vec<Sample> = Vec::new();
+    let (mut verify_s, mut rollout_s) = (0.0, 0.0);
+    let (mut all_rewards, mut zero_groups, mut groups) = (Vec::new(), 0, 0);
+    for round in 0..=cfg.rollout.max_resample_rounds {
+        let need = want - kept.len() / g;
+        let examples = tr.next_prompts(need);
+        let prompt_ids = tr.encode_prompts(&examples)?;
+        let t = Instant::now();
+        let mut samples = sample_groups(
+            &policy,
+            &tr.tokenizer,
+            &tr.train_set,
+            &examples,
+            &prompt_ids,
+            g,
+            &gen_cfg,
+            step_seed(cfg.seed, step, round),
+        )?;
+        rollout_s += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let rewards = score(tr, &mut samples, &mut m);
+        verify_s += t.elapsed().as_secs_f64();
+        all_rewards.extend_from_slice(&rewards);
+        let adv = compute_advantages(&cfg.objective.advantage_config(), &rewards, g)?;
+        zero_groups += adv.zero_groups;
+        groups += adv.groups;
+        for (s, a) in samples.iter_mut().zip(&adv.values) {
+            s.advantage = *a;
+        }
+        for group in samples.chunks(g) {
+            let collapsed = group.iter().all(|s| s.advantage == 0.0);
+            if !(cfg.rollout.dynamic_sampling && collapsed) {
+                kept.extend_from_slice(group);
+            }
+        }
+        if !cfg.rollout.dynamic_sampling || kept.len() / g >= want {
+            break;
+        }
+    }
+    kept.truncate(want * g);
+    drop(policy);
+    let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len().max(1) as f64;
+    let reward_mean = mean(&all_rewards);
+    let reward_std = (all_rewards.iter().map(|&r| (f64::from(r) - reward_mean).powi(2)).sum::<f64>()
+        / all_rewards.len().max(1) as f64)
+        .sqrt();
+    m.insert("reward/mean".into(), reward_mean);
+    m.insert("reward/std".into(), reward_std);
+    m.insert("reward/pass_rate".into(), all_rewards.iter().filter(|&&r| r >= 1.0).count() as f64 / all_rewards.len().max(1) as f64);
+    m.insert("advantage/zero_group_frac".into(), zero_groups as f64 / groups.max(1) as f64);
+    let lens: Vec<f32> = kept.iter().map(|s| s.response.len() as f32).collect();
+    m.insert("response/length_mean".into(), mean(&lens));
+    m.insert(
+        "response/truncated_frac".into(),
+        kept.iter().filter(|s| s.finish == FinishReason::Length).count() as f64 / kept.len().max(1) as f64,
+    );
+    m.insert("time/rollout_s".into(), rollout_s);
+    m.insert("time/verify_s".into(), verify_s);
+    let _ = t0;
+
+    // 4. Policy update: `epochs` passes over the kept samples in `mini_batches` slices each.
+    let t = Instant::now();
+    let lr = warmup_constant(step, cfg.train.warmup_steps, cfg.train.lr);
+    m.insert("optim/lr".into(), lr);
+    let n = kept.len();
+    let per_mb = n.div_ceil(cfg.train.mini_batches * cfg.train.stage_batches).max(1);
+    let (mut norms, mut updates, mut tokens) = (Vec::new(), 0usize, 0usize);
+    let mut loss_metrics: Vec<Metrics> = Vec::new();
+    for epoch in 0..cfg.train.epochs {
+        let rows: Vec<usize> = (0..n).collect();
+        for (mb, chunk) in rows.chunks(per_mb).enumerate() {
+            let packed = pack(&kept, chunk, pad_id(&tr.tokenizer), &tr.device);
+            tokens += packed.lengths.iter().sum::<usize>();
+            let ref_logp = tr.reference_logp(&packed.ids, &packed.mask);
+            let scores = token_logprobs(tr.model(), packed.ids.clone(), packed.mask.clone());
+            let batch = PolicyBatch::new(
+                scores.logp,
+                packed.old_logp.clone(),
+                ref_logp,
+                None,
+                packed.advantages.clone(),
+                packed.mask.clone(),
+                Some(scores.entropy.detach()),
+            )?;
+            let ctx = LossContext::new(step_seed(cfg.seed, step, 1000 + epoch * 100 + mb), step);
+            let out = cfg.objective.loss(&batch, &ctx)?;
+            let loss_value = f64::from(out.loss.clone().into_scalar::<f32>());
+            let mut grads = GradientsParams::from_grads(out.loss.backward(), tr.model());
+            let norm = global_norm(tr.model(), &grads);
+            loss_metrics.push(out.metrics);
+            if !loss_value.is_finite() || !norm.is_finite() {
+                // A non-finite loss or gradient never reaches the weights.
+                tr.state.skipped_updates += 1;
+                tracing_skip(step, loss_value, norm);
+                continue;
+            }
+            clip_global_norm(tr.model(), &mut grads, norm, cfg.train.grad_clip);
+            norms.push(norm);
+            tr.apply_grads(lr, grads);
+            updates += 1;
+        }
+    }
+    for key in loss_metrics.iter().flat_map(|lm| lm.keys()).collect::<std::collections::BTreeSet<_>>() {
+        let vals: Vec<f64> = loss_metrics.iter().filter_map(|lm| lm.get(key).copied()).collect();
+        m.insert(key.clone(), vals.iter().sum::<f64>() / vals.len().max(1) as f64);
+    }
+    m.insert("optim/grad_norm".into(), norms.iter().sum::<f64>() / norms.len().max(1) as f64);
+    m.insert("optim/updates".into(), updates as f64);
+    m.insert("optim/skipped_total".into(), tr.state.skipped_updates as f64);
+    let update_s = t.elapsed().as_secs_f64();
+    m.insert("time/update_s".into(), update_s);
+    m.insert("throughput/update_tokens_per_s".into(), tokens as f64 / update_s.max(1e-9));
+    Ok(m)
+}
+
+fn tracing_skip(step: usize, loss: f64, norm: f64) {
+    eprintln!("step {step}: skipped an update (loss {loss}, gradient norm {norm}); weights unchanged");
+}

@@ -1,0 +1,159 @@
+//! The trainer: the state one run carries from step to step (policy, reference, optimizer,
+//! tokenizer, verifier, data cursor) and the operations the step needs on it.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use burn::module::Module;
+use burn::optim::GradientsParams;
+use burn::tensor::{Device, Int, Tensor};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rlvr_models::{CausalLm, ModelConfig, Tokenizer, save_pretrained, token_logprobs};
+use rlvr_optim::RlvrOptimizer;
+use rlvr_verifiers::Verifier;
+
+use crate::checkpoint::{self, TrainerState};
+use crate::config::RunConfig;
+use crate::data::Example;
+use crate::error::{Error, Result};
+use crate::rollout::render_prompt;
+
+/// Everything a run keeps between steps.
+pub struct Trainer {
+    /// The effective configuration.
+    pub config: RunConfig,
+    /// The autodiff device the policy lives on.
+    pub device: Device,
+    /// The policy's architecture.
+    pub model_config: ModelConfig,
+    /// The tokenizer (and chat template).
+    pub tokenizer: Tokenizer,
+    /// The reward program (shared with the verification threads).
+    pub verifier: Arc<dyn Verifier>,
+    /// Training examples.
+    pub train_set: Vec<Example>,
+    /// Held-out examples.
+    pub eval_set: Vec<Example>,
+    /// Counters and history that a checkpoint saves.
+    pub state: TrainerState,
+    model: Option<CausalLm>,
+    reference: Option<CausalLm>,
+    optimizer: RlvrOptimizer,
+    /// The epoch whose data order is cached, and that order.
+    order: (usize, Vec<usize>),
+}
+
+impl Trainer {
+    /// Assembles a trainer around a policy on an autodiff device.
+    pub fn new(
+        config: RunConfig,
+        device: Device,
+        model: CausalLm,
+        model_config: ModelConfig,
+        tokenizer: Tokenizer,
+        train_set: Vec<Example>,
+        eval_set: Vec<Example>,
+    ) -> Result<Self> {
+        let verifier: Arc<dyn Verifier> = Arc::from(config.verifier.build()?);
+        let optimizer = config.optimizer.init(&model)?;
+        let reference = config.train.reference_model.then(|| model.valid());
+        Ok(Self {
+            config,
+            device,
+            model_config,
+            tokenizer,
+            verifier,
+            train_set,
+            eval_set,
+            state: TrainerState::default(),
+            model: Some(model),
+            reference,
+            optimizer,
+            order: (usize::MAX, Vec::new()),
+        })
+    }
+
+    /// The current policy (autodiff).
+    pub fn model(&self) -> &CausalLm {
+        self.model.as_ref().expect("the policy is only taken out during an optimizer step")
+    }
+
+    /// Applies one optimizer step.
+    pub fn apply_grads(&mut self, lr: f64, grads: GradientsParams) {
+        let model = self.model.take().expect("policy present");
+        self.model = Some(self.optimizer.step(lr, model, grads));
+    }
+
+    /// Log-probs of the frozen reference model, when the run keeps one.
+    pub fn reference_logp(&self, ids: &Tensor<2, Int>, mask: &Tensor<2>) -> Option<Tensor<2>> {
+        let reference = self.reference.as_ref()?;
+        let inner = token_logprobs(reference, ids.clone().inner(), mask.clone().inner());
+        Some(Tensor::from_inner(inner.logp))
+    }
+
+    /// Replaces the reference model by the current policy (OWPO's ratchet).
+    pub fn refresh_reference(&mut self) {
+        if self.reference.is_some() {
+            self.reference = Some(self.model().valid());
+        }
+    }
+
+    /// The next `n` training examples of the seeded stream (reshuffled every pass over the data).
+    pub fn next_prompts(&mut self, n: usize) -> Vec<usize> {
+        let len = self.train_set.len();
+        (0..n)
+            .map(|_| {
+                let cursor = self.state.data_cursor;
+                self.state.data_cursor += 1;
+                let (epoch, pos) = (cursor / len, cursor % len);
+                if self.order.0 != epoch || self.order.1.len() != len {
+                    self.order = (epoch, permutation(self.config.seed, epoch, len));
+                }
+                self.order.1[pos]
+            })
+            .collect()
+    }
+
+    /// Prompt token ids of dataset examples.
+    pub fn encode_prompts(&self, examples: &[usize]) -> Result<Vec<Vec<u32>>> {
+        examples.iter().map(|&i| self.encode_example(&self.train_set[i])).collect()
+    }
+
+    /// Prompt token ids of one example.
+    pub fn encode_example(&self, ex: &Example) -> Result<Vec<u32>> {
+        let text = render_prompt(&self.tokenizer, ex, self.config.data.chat_template)?;
+        Ok(self.tokenizer.encode(&text)?)
+    }
+
+    /// Writes a checkpoint (policy as an HF directory, optimizer state, trainer state).
+    pub fn save_checkpoint(&self, run_dir: &Path) -> Result<std::path::PathBuf> {
+        let keep = self.config.checkpoint.keep;
+        checkpoint::save(run_dir, self.state.step, keep, |dir| {
+            save_pretrained(self.model(), &self.model_config, dir)?;
+            self.tokenizer.save_to_dir(dir)?;
+            let bytes = self.optimizer.to_bytes()?;
+            let path = dir.join("optimizer.bin");
+            std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+            checkpoint::write_state(dir, &self.state)
+        })
+    }
+
+    /// Restores optimizer and trainer state from a checkpoint whose weights were already loaded.
+    pub fn restore(&mut self, checkpoint: &Path) -> Result<()> {
+        let path = checkpoint.join("optimizer.bin");
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        self.optimizer.load_bytes(&bytes)?;
+        self.state = checkpoint::read_state(checkpoint)?;
+        Ok(())
+    }
+}
+
+/// The data order of one epoch: a pure function of (seed, epoch), so resuming from a cursor
+/// reproduces the exact prompt stream.
+fn permutation(seed: u64, epoch: usize, len: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..len).collect();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
+    order.shuffle(&mut rng);
+    order
+}

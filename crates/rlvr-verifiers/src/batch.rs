@@ -1,0 +1,107 @@
+//! Parallel batch scoring with a per-item wall-clock limit that a slow item cannot stall.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::{Outcome, Reference, Verdict, Verifier};
+
+/// How often the watcher looks for items that ran past their limit.
+const WATCH_TICK: Duration = Duration::from_millis(5);
+
+/// Scores `items` on `available_parallelism()` worker threads, each item limited to `timeout`.
+///
+/// An item still running when its time is up gets [`Outcome::Timeout`] (reward 0) and its worker
+/// is abandoned: a fresh worker takes over the queue, so a hostile item never stalls the batch.
+/// The abandoned thread finishes its item in the background and exits (the math verifier bounds
+/// its own work; the code verifier kills its process at the sandbox's timeout). Output is in input
+/// order.
+pub fn verify_batch(
+    verifier: Arc<dyn Verifier>,
+    items: &[(String, Reference)],
+    timeout: Duration,
+) -> Vec<Verdict> {
+    let n = items.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let shared = Arc::new(Shared {
+        items: items.to_vec(),
+        next: AtomicUsize::new(0),
+        started: Mutex::new(vec![None; n]),
+        stop: AtomicBool::new(false),
+    });
+    let (tx, rx) = mpsc::channel::<(usize, Verdict)>();
+    let workers = std::thread::available_parallelism().map_or(2, |p| p.get()).min(n);
+    for _ in 0..workers {
+        spawn_worker(&shared, &verifier, &tx);
+    }
+    let mut out: Vec<Option<Verdict>> = vec![None; n];
+    let mut done = 0;
+    while done < n {
+        match rx.recv_timeout(WATCH_TICK) {
+            Ok((i, verdict)) => {
+                if out[i].is_none() {
+                    out[i] = Some(verdict);
+                    done += 1;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        let now = Instant::now();
+        let mut late = Vec::new();
+        if let Ok(started) = shared.started.lock() {
+            for (i, s) in started.iter().enumerate() {
+                if out[i].is_none() && s.is_some_and(|t| now.duration_since(t) > timeout) {
+                    late.push(i);
+                }
+            }
+        }
+        for i in late {
+            out[i] = Some(Verdict::zero(
+                Outcome::Timeout,
+                format!("item ran past the batch limit of {:.1} s", timeout.as_secs_f64()),
+            ));
+            done += 1;
+            // The worker holding item i is stuck; replace it so the queue keeps moving.
+            spawn_worker(&shared, &verifier, &tx);
+        }
+    }
+    shared.stop.store(true, Ordering::Relaxed);
+    out.into_iter()
+        .map(|v| v.unwrap_or_else(|| Verdict::zero(Outcome::Error, "worker thread died")))
+        .collect()
+}
+
+struct Shared {
+    items: Vec<(String, Reference)>,
+    next: AtomicUsize,
+    started: Mutex<Vec<Option<Instant>>>,
+    stop: AtomicBool,
+}
+
+fn spawn_worker(
+    shared: &Arc<Shared>,
+    verifier: &Arc<dyn Verifier>,
+    tx: &mpsc::Sender<(usize, Verdict)>,
+) {
+    let (shared, verifier, tx) = (Arc::clone(shared), Arc::clone(verifier), tx.clone());
+    std::thread::spawn(move || {
+        while !shared.stop.load(Ordering::Relaxed) {
+            let i = shared.next.fetch_add(1, Ordering::Relaxed);
+            let Some((response, reference)) = shared.items.get(i) else { return };
+            if let Ok(mut started) = shared.started.lock() {
+                started[i] = Some(Instant::now());
+            }
+            let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                verifier.verify(response, reference)
+            }))
+            .unwrap_or_else(|_| Verdict::zero(Outcome::Error, "verifier panicked"));
+            if tx.send((i, verdict)).is_err() {
+                return;
+            }
+        }
+    });
+}

@@ -1,0 +1,50 @@
+//! Reward programs for RLVR: math answer equivalence, sandboxed Python execution against tests,
+//! weighted rubrics. Does not link burn.
+//!
+//! A [`Verifier`] turns a model response and a task's [`Reference`] into a [`Verdict`]: a reward
+//! in `[0, 1]`, an [`Outcome`] (correct, wrong, unparseable, timeout, crashed, ...), the extracted
+//! answer and per-test or per-criterion details. Bad model output is always a verdict, never an
+//! error; [`Error`] is for bad configuration and a sandbox that cannot start.
+//!
+//! - [`math`]: extract (`\boxed{}`, `#### n`, "the answer is") → normalize → equivalence
+//!   (exact rationals, tolerance, algebraic identity at random points, intervals, tuples, sets,
+//!   matrices, equations).
+//! - [`code`] on [`sandbox`]: Python programs against MBPP asserts, HumanEval `check`, or
+//!   stdin/stdout cases, in a fresh directory with rlimits, namespaces and a verdict channel the
+//!   program cannot forge.
+//! - [`rubric`]: weighted regex / contains / numeric / length / JSON-schema / LLM-judge criteria.
+//!
+//! [`VerifierConfig`] is the TOML registry (`[verifier] kind = "math"`), and [`verify_batch`]
+//! scores a batch in parallel with a per-item time limit.
+//!
+//! ```
+//! use rlvr_verifiers::{Reference, Verifier, VerifierConfig};
+//!
+//! let config: VerifierConfig = toml::from_str("kind = \"math\"").unwrap();
+//! let verifier = config.build().unwrap();
+//! let gold = Reference::Math { answer: "1234".into() };
+//! assert!(verifier.verify("... so she has #### 1,234", &gold).passed);
+//! assert!(!verifier.verify("The answer is 1235.", &gold).passed);
+//! ```
+#![warn(missing_docs)]
+
+mod batch;
+pub mod code;
+mod config;
+mod error;
+pub mod math;
+mod reference;
+pub mod rubric;
+pub mod sandbox;
+mod verdict;
+mod verifier;
+
+pub use batch::verify_batch;
+pub use code::{CodeConfig, CodeVerifier, RewardMode};
+pub use config::VerifierConfig;
+pub use error::{Error, Result};
+pub use math::{MathConfig, MathVerifier};
+pub use reference::{CodeReference, IoCase, Kind, Reference};
+pub use rubric::{Criterion, CriterionKind, RubricConfig, RubricVerifier};
+pub use verdict::{Outcome, RewardMap, Verdict};
+pub use verifier::Verifier;

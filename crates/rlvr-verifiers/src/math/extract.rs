@@ -1,0 +1,156 @@
+//! Stage 1 of the math pipeline: find the final answer in a response or a gold solution.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// What to take when a text has no explicit final-answer marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fallback {
+    /// The last number in the text (the common lenient choice for GSM8K-style tasks).
+    #[default]
+    LastNumber,
+    /// Nothing: a response without `\boxed{}`, `####` or "the answer is" is unparseable.
+    None,
+}
+
+/// Where an extracted answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The last `\boxed{…}` or `\fbox{…}`.
+    Boxed,
+    /// GSM8K's `#### n`.
+    Hashes,
+    /// "The answer is …" / "Answer: …".
+    AnswerIs,
+    /// The configured fallback (last number).
+    LastNumber,
+}
+
+static HASHES: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"####[ \t]*([^\n]*)").expect("static regex"));
+static ANSWER_IS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(?:final answer|the answer|answer)\s*(?:is\s*:?|:)\s*(?:\*\*)?\s*([^\n]*)")
+        .expect("static regex")
+});
+static SENTENCE_END: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\.(?:\s|\*|$)").expect("static regex"));
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?|-?\.\d+").expect("static regex")
+});
+
+/// The final answer of `text` and where it came from.
+///
+/// Order: the last `\boxed{}`/`\fbox{}` (nested braces), then the last `#### …` line, then the
+/// last "the answer is …" (up to the end of its sentence or its first `$…$`), then `fallback`.
+pub fn extract(text: &str, fallback: Fallback) -> Option<(String, Source)> {
+    if let Some(b) = last_boxed(text) {
+        return Some((b.to_string(), Source::Boxed));
+    }
+    if let Some(c) = HASHES.captures_iter(text).last() {
+        let s = c[1].trim();
+        if !s.is_empty() {
+            return Some((s.to_string(), Source::Hashes));
+        }
+    }
+    if let Some(c) = ANSWER_IS.captures_iter(text).last() {
+        let rest = c[1].trim();
+        if let Some(s) = answer_sentence(rest) {
+            return Some((s, Source::AnswerIs));
+        }
+    }
+    match fallback {
+        Fallback::LastNumber => {
+            NUMBER.find_iter(text).last().map(|m| (m.as_str().to_string(), Source::LastNumber))
+        }
+        Fallback::None => None,
+    }
+}
+
+/// The content of the last `\boxed{…}` or `\fbox{…}` in `text`, with nested and escaped braces
+/// handled; `\boxed 5` (no braces) yields the next word.
+pub fn last_boxed(text: &str) -> Option<&str> {
+    let start = [text.rfind("\\boxed"), text.rfind("\\fbox")].into_iter().flatten().max()?;
+    let after = &text[start..];
+    let after = after.strip_prefix("\\boxed").or_else(|| after.strip_prefix("\\fbox"))?;
+    let trimmed = after.trim_start();
+    if let Some(body) = trimmed.strip_prefix('{') {
+        let bytes = body.as_bytes();
+        let (mut depth, mut i) = (1usize, 0usize);
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 1,
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(&body[..i]);
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    } else {
+        let word = trimmed.split(|c: char| c.is_whitespace() || c == '$').next()?;
+        (!word.is_empty() && after.starts_with(' ')).then_some(word)
+    }
+}
+
+/// The answer part of the text following "the answer is": the first `$…$` if the sentence has
+/// one, else the text up to the end of the sentence.
+fn answer_sentence(rest: &str) -> Option<String> {
+    let sentence = match SENTENCE_END.find(rest) {
+        Some(m) => &rest[..m.start()],
+        None => rest,
+    };
+    let s = if let Some(open) = sentence.find('$') {
+        let inner = &sentence[open + 1..];
+        let inner = inner.strip_prefix('$').unwrap_or(inner);
+        match inner.find('$') {
+            Some(close) => &inner[..close],
+            None => inner,
+        }
+    } else {
+        sentence
+    };
+    let s = s.trim().trim_end_matches(['.', '*']).trim();
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, want: Option<(&str, Source)>) {
+        let got = extract(text, Fallback::LastNumber);
+        assert_eq!(got.as_ref().map(|(s, src)| (s.as_str(), *src)), want, "text: {text:?}");
+    }
+
+    #[test]
+    fn extraction_table() {
+        use Source::*;
+        check(r"so \boxed{\frac{1}{2}}.", Some((r"\frac{1}{2}", Boxed)));
+        check(r"\boxed{1} then \boxed{\{1,2\}}", Some((r"\{1,2\}", Boxed)));
+        check(r"\fbox{x^{2}}", Some(("x^{2}", Boxed)));
+        check(r"\boxed 5 done", Some(("5", Boxed)));
+        check("work\n#### 1,234\n", Some(("1,234", Hashes)));
+        check("#### 3\n#### 72", Some(("72", Hashes)));
+        check("The answer is 1234.", Some(("1234", AnswerIs)));
+        check("So the final answer is $\\frac{3}{4}$. Done", Some((r"\frac{3}{4}", AnswerIs)));
+        check("Answer: 3.5.", Some(("3.5", AnswerIs)));
+        check("the answer is **-56**", Some(("-56", AnswerIs)));
+        check("I got 12 apples and then 15", Some(("15", LastNumber)));
+        check("no digits here", None);
+        check(r"\boxed{unclosed", None);
+    }
+
+    #[test]
+    fn fallback_none_gives_nothing() {
+        assert_eq!(extract("it is 12", Fallback::None), None);
+    }
+}

@@ -1,0 +1,145 @@
+//! The math verifier: extract → normalize → parse → equivalence, one file per stage.
+
+pub mod answer;
+pub mod equiv;
+pub mod expr;
+pub mod extract;
+pub mod normalize;
+pub mod num;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::verdict::RewardMap;
+use crate::{Outcome, Reference, Verdict, Verifier};
+pub use extract::{Fallback, Source};
+
+/// Knobs of [`MathVerifier`] (`[verifier] kind = "math"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MathConfig {
+    /// What to take from a response without `\boxed{}`, `####` or "the answer is"
+    /// (default `last_number`, the lenient GSM8K convention).
+    #[serde(default)]
+    pub fallback: Fallback,
+    /// Relative tolerance for inexact values (default 1e-6: radicals and π agree to ~1e-15, a
+    /// rounded decimal such as 0.333 for 1/3 does not) **[PROPOSED]**.
+    #[serde(default = "default_rel_tol")]
+    pub rel_tol: f64,
+    /// Absolute tolerance near zero (default 1e-9) **[PROPOSED]**.
+    #[serde(default = "default_abs_tol")]
+    pub abs_tol: f64,
+    /// Random points for the algebraic identity test (default 6) **[PROPOSED]**.
+    #[serde(default = "default_points")]
+    pub points: usize,
+    /// Rewards per outcome.
+    #[serde(default)]
+    pub rewards: RewardMap,
+}
+
+fn default_rel_tol() -> f64 {
+    1e-6
+}
+fn default_abs_tol() -> f64 {
+    1e-9
+}
+fn default_points() -> usize {
+    6
+}
+
+impl Default for MathConfig {
+    fn default() -> Self {
+        MathConfig {
+            fallback: Fallback::default(),
+            rel_tol: default_rel_tol(),
+            abs_tol: default_abs_tol(),
+            points: default_points(),
+            rewards: RewardMap::default(),
+        }
+    }
+}
+
+impl MathConfig {
+    /// Validates the knobs and builds the verifier.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidConfig`] for a negative or non-finite tolerance, zero points, or a
+    /// reward outside `[0, 1]`.
+    pub fn init(&self) -> crate::Result<MathVerifier> {
+        for (field, v) in [("rel_tol", self.rel_tol), ("abs_tol", self.abs_tol)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(crate::Error::InvalidConfig {
+                    field: format!("math.{field}"),
+                    reason: format!("{v} must be finite and >= 0"),
+                });
+            }
+        }
+        if self.points == 0 || self.points > 64 {
+            return Err(crate::Error::InvalidConfig {
+                field: "math.points".into(),
+                reason: format!("{} must be in 1..=64", self.points),
+            });
+        }
+        self.rewards.validate("math")?;
+        Ok(MathVerifier { config: self.clone() })
+    }
+}
+
+/// Checks a response's final answer against a gold answer (MATH, GSM8K and similar).
+///
+/// # Pipeline
+/// 1. [`extract::extract`] the response's answer (the gold too, when it is a full solution);
+/// 2. [`normalize::normalize`] both; equal strings are correct at once (the hot path for integer
+///    answers);
+/// 3. [`answer::parse_answer`] both into structures and compare with [`equiv::equivalent`]:
+///    exact rationals, numeric tolerance, identity of expressions at random points, equations,
+///    intervals, tuples, sets, matrices.
+///
+/// Work is bounded by input size (answers over [`answer::MAX_ANSWER_CHARS`] compare as text,
+/// parsing depth and token count are capped), so one check takes microseconds to a few
+/// milliseconds and no answer can stall a batch.
+#[derive(Debug, Clone)]
+pub struct MathVerifier {
+    config: MathConfig,
+}
+
+impl MathVerifier {
+    /// Whether `response`'s answer matches `gold` (a bare answer or a full solution): the core
+    /// of [`Verifier::verify`], returning the outcome, the extracted answer and details.
+    pub fn check(&self, response: &str, gold: &str) -> (Outcome, Option<String>, serde_json::Value) {
+        let gold_answer = extract::extract(gold, Fallback::None).map_or(gold.to_string(), |(s, _)| s);
+        let Some((raw, source)) = extract::extract(response, self.config.fallback) else {
+            return (Outcome::Unparseable, None, json!({ "reason": "no final answer found" }));
+        };
+        let (ours, theirs) = (normalize::normalize(&raw), normalize::normalize(&gold_answer));
+        let details = json!({ "source": source, "answer": ours, "gold": theirs });
+        if ours.is_empty() {
+            return (Outcome::Unparseable, Some(raw), details);
+        }
+        if ours == theirs {
+            return (Outcome::Correct, Some(raw), details);
+        }
+        let tol = equiv::Tolerance {
+            rel: self.config.rel_tol,
+            abs: self.config.abs_tol,
+            points: self.config.points,
+        };
+        let same =
+            equiv::equivalent(&answer::parse_answer(&ours), &answer::parse_answer(&theirs), &tol);
+        (if same { Outcome::Correct } else { Outcome::Wrong }, Some(raw), details)
+    }
+}
+
+impl Verifier for MathVerifier {
+    fn verify(&self, response: &str, reference: &Reference) -> Verdict {
+        let Reference::Math { answer } = reference else {
+            return Verdict::zero(Outcome::Error, "math verifier needs a math reference");
+        };
+        let (outcome, extracted, details) = self.check(response, answer);
+        Verdict::new(self.config.rewards.reward(outcome), outcome, extracted, details)
+    }
+
+    fn name(&self) -> &'static str {
+        "math"
+    }
+}

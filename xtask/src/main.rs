@@ -1,0 +1,91 @@
+//! `cargo xtask`: project automation in plain Rust (the cargo-xtask pattern).
+//!
+//! Tasks that need burn run the `rlvr` binary of `rlvr-train` in release mode through `$CARGO`, so
+//! that this crate compiles in seconds and training always runs optimized.
+
+mod gen_data;
+
+use std::path::Path;
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+
+const TASKS: &str = "\
+Usage: cargo xtask <task> [args...]
+
+Tasks:
+  train [ARGS]     RLVR training (no arguments: the bundled default task on the CPU);
+                   --config FILE, --set key=value, --print-config, --resume RUN_DIR
+  sft [ARGS]       supervised warm start of the bundled model (prints its directory)
+  eval ARGS        --model DIR --data FILE [--k N]: pass@1, pass@k, maj@k
+  compare ARGS     --config A --config B ... [--seeds N]: comparison table and plots
+  verify ARGS      --kind math|code|rubric --input in.jsonl [--output out.jsonl] [--strict]
+  gen-data         regenerate the bundled arithmetic task in datasets/arith/
+  ci               what CI checks: fmt, clippy -D warnings, the test suite, the real-data checks
+";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
+    let mut args = std::env::args().skip(1);
+    let Some(task) = args.next() else {
+        print!("{TASKS}");
+        return Ok(());
+    };
+    let rest: Vec<String> = args.collect();
+    match task.as_str() {
+        "train" | "sft" | "eval" | "compare" => rlvr(&task, &rest),
+        "verify" => release_bin("rlvr-verifiers", "rlvr-verify", &[], &rest),
+        "gen-data" => gen_data::write(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/arith")),
+        "ci" => ci(),
+        other => bail!("unknown task `{other}`\n\n{TASKS}"),
+    }
+}
+
+/// Runs `rlvr <sub> <rest>` (the training binary, built in release mode).
+fn rlvr(sub: &str, rest: &[String]) -> Result<()> {
+    release_bin("rlvr-train", "rlvr", &[sub], rest)
+}
+
+/// Runs `cargo run --release -p <package> --bin <bin> -- <args> <rest>`.
+fn release_bin(package: &str, bin: &str, args: &[&str], rest: &[String]) -> Result<()> {
+    let status = cargo()
+        .args(["run", "--release", "--quiet", "-p", package, "--bin", bin, "--"])
+        .args(args)
+        .args(rest)
+        .status()
+        .context("could not start cargo")?;
+    if !status.success() {
+        bail!("{bin} {} failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Everything CI checks, in the order a failure is cheapest to find.
+fn ci() -> Result<()> {
+    run_cargo(&["fmt", "--all", "--", "--check"])?;
+    run_cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    run_cargo(&["test", "--workspace"])?;
+    Ok(())
+}
+
+fn run_cargo(args: &[&str]) -> Result<()> {
+    eprintln!("xtask: cargo {}", args.join(" "));
+    let status = cargo().args(args).status().context("could not start cargo")?;
+    if !status.success() {
+        bail!("cargo {} failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
