@@ -68,7 +68,12 @@ fn steps(c: &mut Criterion) {
         heads: 16,
         axis: HeadAxis::Cols,
     };
-    bench_step(c, "optim/pion_per_head16/step", &pion(Some(heads)), &[[1024, 1024]]);
+    bench_step(
+        c,
+        "optim/pion_per_head16/step",
+        &pion(Some(heads)),
+        &[[1024, 1024]],
+    );
 }
 
 fn newton_schulz(c: &mut Criterion) {

@@ -187,15 +187,31 @@ impl Attention {
             Some(cache) => cache.append(layer, k, v), // [B, KV, T_k, hd]
             None => (k, v),
         };
-        let (k, v) = (repeat_kv(k, h / kv), repeat_kv(v, h / kv)); // [B, H, T_k, hd]
         let t_k = k.dims()[2];
-        let mask = args.mask.clone().map(|m| m.expand([b, h, t, t_k])); // [B, H, T, T_k]
-        let options = AttentionModuleOptions {
-            scale: None,
-            softcap: None,
-            is_causal: mask.is_none(),
+        let n_rep = h / kv;
+        let out = if t == 1 && n_rep > 1 {
+            // Decode step: the n_rep query heads of a group share one kv head (HF `repeat_kv`
+            // maps query head i to kv head i / n_rep), so they become n_rep query rows of that
+            // kv head instead of copying the cache n_rep times. All keys are in the past, so
+            // no causal mask is needed.
+            let q = q.reshape([b, kv, n_rep, hd]); // [B, KV, n_rep, hd]
+            let mask = args.mask.clone().map(|m| m.expand([b, kv, n_rep, t_k]));
+            let options = AttentionModuleOptions {
+                scale: None,
+                softcap: None,
+                is_causal: false,
+            };
+            attention(q, k, v, mask, None, options).reshape([b, h, 1, hd]) // [B, H, 1, hd]
+        } else {
+            let (k, v) = (repeat_kv(k, n_rep), repeat_kv(v, n_rep)); // [B, H, T_k, hd]
+            let mask = args.mask.clone().map(|m| m.expand([b, h, t, t_k])); // [B, H, T, T_k]
+            let options = AttentionModuleOptions {
+                scale: None,
+                softcap: None,
+                is_causal: mask.is_none(),
+            };
+            attention(q, k, v, mask, None, options) // [B, H, T, hd]
         };
-        let out = attention(q, k, v, mask, None, options); // [B, H, T, hd]
         self.o_proj
             .forward(out.swap_dims(1, 2).reshape([b, t, h * hd])) // [B, T, hidden]
     }

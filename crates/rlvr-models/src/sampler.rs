@@ -7,6 +7,9 @@
 
 use rand::Rng;
 
+/// Candidates sorted first when looking for the top-p nucleus (see [`Sampler::sample`]).
+const NUCLEUS_PREFIX: usize = 1024;
+
 /// How the next token is drawn from a row of logits.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sampler {
@@ -57,30 +60,41 @@ impl Sampler {
             cand.select_nth_unstable_by(k - 1, by_logit_desc);
             cand.truncate(k);
         }
-        let top_p = self.top_p.filter(|&p| p < 1.0);
-        if top_p.is_some() {
-            cand.sort_unstable_by(by_logit_desc);
-        }
         // Softmax over the candidates (max-shifted).
         let max = cand.iter().map(|c| c.1).fold(f64::NEG_INFINITY, f64::max);
         if max == f64::NEG_INFINITY {
             return cand[0].0; // every logit is −∞: no information, return the first candidate
         }
-        let mut probs: Vec<f64> = cand.iter().map(|c| (c.1 - max).exp()).collect();
-        let total: f64 = probs.iter().sum();
-        if let Some(p) = top_p {
-            let target = f64::from(p.max(0.0)) * total;
+        let weight = |c: &(u32, f64)| (c.1 - max).exp();
+        if let Some(p) = self.top_p.filter(|&p| p < 1.0) {
+            let target = f64::from(p.max(0.0)) * cand.iter().map(weight).sum::<f64>();
+            // The nucleus is a prefix of the candidates sorted by logit. Sorting a 150k vocab
+            // for every row and step is slow, so first sort only the NUCLEUS_PREFIX largest
+            // (selected in O(V)); sort everything only when they hold less than the target mass.
+            let mut sorted = cand.len();
+            if cand.len() > NUCLEUS_PREFIX {
+                cand.select_nth_unstable_by(NUCLEUS_PREFIX - 1, by_logit_desc);
+                cand[..NUCLEUS_PREFIX].sort_unstable_by(by_logit_desc);
+                if cand[..NUCLEUS_PREFIX].iter().map(weight).sum::<f64>() >= target {
+                    sorted = NUCLEUS_PREFIX;
+                } else {
+                    cand.sort_unstable_by(by_logit_desc);
+                }
+            } else {
+                cand.sort_unstable_by(by_logit_desc);
+            }
             let mut cum = 0.0;
-            let mut keep = probs.len();
-            for (i, &q) in probs.iter().enumerate() {
-                cum += q;
+            let mut keep = sorted;
+            for (i, c) in cand[..sorted].iter().enumerate() {
+                cum += weight(c);
                 if cum >= target {
                     keep = i + 1;
                     break;
                 }
             }
-            probs.truncate(keep);
+            cand.truncate(keep);
         }
+        let probs: Vec<f64> = cand.iter().map(weight).collect();
         let total: f64 = probs.iter().sum();
         let mut u = rng.random::<f64>() * total;
         for (i, &q) in probs.iter().enumerate() {
@@ -187,6 +201,27 @@ mod tests {
             .filter(|_| s.sample(&[0.0, 3f32.ln()], &mut rng) == 1)
             .count();
         assert!((ones as f64 / 8000.0 - 0.75).abs() < 0.02);
+    }
+
+    #[test]
+    fn nucleus_beyond_the_sorted_prefix_is_found() {
+        // 3000 equal logits: a p = 0.9 nucleus holds 2700 tokens, more than the 1024 sorted
+        // first, so the full sort must run; token ids >= 2700 are never drawn (ties by id).
+        let s = Sampler {
+            temperature: 1.0,
+            top_k: None,
+            top_p: Some(0.9),
+        };
+        let mut rng = StdRng::seed_from_u64(4);
+        let draws: Vec<u32> = (0..3000)
+            .map(|_| s.sample(&[0.0; 3000], &mut rng))
+            .collect();
+        assert!(draws.iter().all(|&t| t < 2700));
+        assert!(draws.iter().any(|&t| t >= 1024));
+        // A peaked row: the nucleus is inside the prefix.
+        let mut logits = vec![0.0f32; 5000];
+        logits[4321] = 20.0;
+        assert_eq!(s.sample(&logits, &mut rng), 4321);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use minijinja::value::{Value, ValueKind, from_args};
+use minijinja::value::{Kwargs, Value, ValueKind, from_args};
 use minijinja::{Environment, ErrorKind};
 use serde::{Deserialize, Serialize};
 
@@ -322,7 +322,9 @@ fn chat_environment() -> Environment<'static> {
     env.add_function("strftime_now", |fmt: String| strftime_now(&fmt));
     env.add_filter(
         "tojson",
-        |v: Value, indent: Option<usize>| -> Result<String, minijinja::Error> {
+        |v: Value, kwargs: Kwargs| -> Result<String, minijinja::Error> {
+            let indent: Option<usize> = kwargs.get("indent")?;
+            kwargs.assert_all_used()?;
             let json = serde_json::to_value(&v)
                 .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
             Ok(py_json(&json, indent, 0))

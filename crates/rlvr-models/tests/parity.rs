@@ -57,6 +57,7 @@ fn max_logit_diff(name: &str) -> f32 {
 fn qwen2_logits_match_transformers() {
     // Qwen2: q/k/v bias, untied lm_head, rope_theta 1e4 (transformers v5 `rope_parameters`).
     let diff = max_logit_diff("tiny-qwen2");
+    eprintln!("tiny-qwen2: max abs logit diff {diff:e}");
     assert!(diff <= 1e-4, "max abs logit diff {diff}");
 }
 
@@ -64,5 +65,6 @@ fn qwen2_logits_match_transformers() {
 fn llama_logits_match_transformers() {
     // Llama: no bias, tied embeddings, rope_theta 5e5.
     let diff = max_logit_diff("tiny-llama");
+    eprintln!("tiny-llama: max abs logit diff {diff:e}");
     assert!(diff <= 1e-4, "max abs logit diff {diff}");
 }

@@ -99,6 +99,19 @@ fn python_methods_and_raise_exception_work_in_templates() {
 }
 
 #[test]
+fn tojson_formats_like_python_json_dumps() {
+    // Python: json.dumps({"a": [1, 2], "b": "é"}, ensure_ascii=False) and with indent=2.
+    let inner = Tokenizer::from_dir(&dir()).unwrap().inner().clone();
+    let template = "{{ {'a': [1, 2], 'b': 'é'} | tojson }}|{{ {'a': [1, 2]} | tojson(indent=2) }}";
+    let tok = Tokenizer::from_tokenizer(inner, Some(template.into()));
+    let out = tok.apply_chat_template(&[], false).unwrap();
+    assert_eq!(
+        out,
+        "{\"a\": [1, 2], \"b\": \"é\"}|{\n  \"a\": [\n    1,\n    2\n  ]\n}"
+    );
+}
+
+#[test]
 fn missing_template_and_missing_file_are_errors() {
     let inner = Tokenizer::from_dir(&dir()).unwrap().inner().clone();
     let tok = Tokenizer::from_tokenizer(inner, None);

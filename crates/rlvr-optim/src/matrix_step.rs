@@ -145,3 +145,38 @@ impl MatrixStep {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MuonConfig;
+    use burn::optim::Optimizer;
+    use burn::tensor::Device;
+
+    #[test]
+    fn scale_rules_match_hand_examples() {
+        // burn Linear [in, out] = [512, 1024]: Keller's sqrt(max(1, out/in)) = sqrt(2).
+        let keller = UpdateScale::AspectRatio.factor([512, 1024], MatrixLayout::InOut);
+        assert!((keller - 2f64.sqrt()).abs() < 1e-12);
+        // The transposed matrix has out < in: factor 1.
+        assert_eq!(
+            UpdateScale::AspectRatio.factor([1024, 512], MatrixLayout::InOut),
+            1.0
+        );
+        // PyTorch layout [out, in] = [1024, 512]: sqrt(2) again.
+        let torch = UpdateScale::AspectRatio.factor([1024, 512], MatrixLayout::OutIn);
+        assert!((torch - 2f64.sqrt()).abs() < 1e-12);
+        // Moonshot: 0.2·sqrt(1024) = 6.4 either way round.
+        let moonshot = UpdateScale::MATCH_RMS_ADAMW.factor([1024, 512], MatrixLayout::InOut);
+        assert!((moonshot - 6.4).abs() < 1e-12);
+    }
+
+    #[test]
+    #[should_panic(expected = "route it to AdamW")]
+    fn a_bias_given_to_muon_panics_with_the_routing_hint() {
+        let device = Device::flex();
+        let muon = MuonConfig::default().build(None).unwrap();
+        let bias = Tensor::<1>::zeros([4], &device);
+        let _ = muon.step(0.1, bias.clone(), bias, None);
+    }
+}

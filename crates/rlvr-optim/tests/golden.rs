@@ -2,13 +2,15 @@
 //! algorithms (`scripts/golden_steps.py`, output `tests/fixtures/golden_steps.json`). The script
 //! works in PyTorch layout `[out, in]`; the fixture is transposed to burn's `[in, out]`, so these
 //! tests also pin the layout conventions of the shape scaling and the per-head split.
+//! Three AdamW steps against `torch.optim.AdamW` (`scripts/golden_adamw.py`) check that
+//! [`AdamwConfig`]'s knobs mean what torch means.
 
 mod common;
 
 use burn::optim::Optimizer;
 use burn::tensor::{Device, Tensor};
 use common::{matrix, max_abs_diff, values};
-use rlvr_optim::{HeadAxis, HeadSplit, MuonConfig, PionConfig, UpdateScale};
+use rlvr_optim::{AdamwConfig, HeadAxis, HeadSplit, MuonConfig, PionConfig, UpdateScale};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -105,4 +107,45 @@ fn muon_and_pion_steps_match_the_numpy_reference() {
         assert!(moved > 1e-3, "{}: the reference barely moves", case.name);
         assert!(diff < TOLERANCE, "{}: max |Δ| = {diff}", case.name);
     }
+}
+
+#[derive(Deserialize)]
+struct AdamwFixture {
+    lr: f64,
+    beta1: f32,
+    beta2: f32,
+    epsilon: f32,
+    weight_decay: f32,
+    dims: [usize; 2],
+    w0: Vec<f32>,
+    grads: Vec<Vec<f32>>,
+    expected: Vec<f32>,
+}
+
+#[test]
+fn adamw_steps_match_torch() {
+    let f: AdamwFixture = serde_json::from_str(include_str!("fixtures/golden_adamw.json")).unwrap();
+    let adamw = AdamwConfig {
+        beta1: f.beta1,
+        beta2: f.beta2,
+        epsilon: f.epsilon,
+        weight_decay: f.weight_decay,
+    }
+    .build()
+    .unwrap();
+    let device = Device::flex();
+    let mut w: Tensor<2> = matrix(f.w0.clone(), f.dims, &device);
+    let mut state = None;
+    for g in &f.grads {
+        let (next, s) = adamw.step(f.lr, w, matrix(g.clone(), f.dims, &device), state);
+        w = next;
+        state = s;
+    }
+    let got = values(w);
+    let diff = max_abs_diff(&got, &f.expected);
+    assert!(
+        max_abs_diff(&f.w0, &f.expected) > 1e-2,
+        "the reference barely moves"
+    );
+    assert!(diff < 1e-5, "max |Δ| = {diff}");
 }

@@ -268,8 +268,12 @@ impl RunConfig {
             None => String::new(),
         };
         let origin = path.map_or_else(|| "<defaults>".to_string(), |p| p.display().to_string());
-        let mut table: toml::Table =
+        let file: toml::Table =
             toml::from_str(&text).map_err(|e| Error::Config(format!("{origin}: {e}")))?;
+        // Start from the defaults, so that `--set objective.eps_high=0.3` finds the section's
+        // `kind` even when the file has no `[objective]`.
+        let mut table = toml::Table::try_from(RunConfig::default()).expect("defaults serialize");
+        merge(&mut table, file);
         for ov in overrides {
             apply_override(&mut table, ov)?;
         }
@@ -307,7 +311,32 @@ impl RunConfig {
     }
 }
 
-/// Sets `a.b.c = value` in a TOML table, creating intermediate tables.
+/// Sections that are registries (`kind` selects a variant with its own knobs).
+const REGISTRIES: [&str; 3] = ["objective", "optimizer", "verifier"];
+
+/// Deep-merges `over` into `base`. A registry section whose `kind` changes is replaced whole,
+/// since the knobs of one kind mean nothing to another.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => {
+                let kind_changes = REGISTRIES.contains(&key.as_str())
+                    && o.get("kind").is_some_and(|k| Some(k) != b.get("kind"));
+                if kind_changes {
+                    *b = o;
+                } else {
+                    merge(b, o);
+                }
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// Sets `a.b.c = value` in a TOML table, creating intermediate tables. Setting a registry's
+/// `kind` to a new value resets that section to the new kind's defaults.
 fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<()> {
     let (key, raw) = assignment
         .split_once('=')
@@ -317,6 +346,13 @@ fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<()> {
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| toml::Value::String(raw.to_string()));
     let parts: Vec<&str> = key.trim().split('.').collect();
+    if let [section, "kind"] = parts.as_slice()
+        && REGISTRIES.contains(section)
+    {
+        let section_table = toml::Table::from_iter([("kind".to_string(), value)]);
+        merge(table, toml::Table::from_iter([(section.to_string(), toml::Value::Table(section_table))]));
+        return Ok(());
+    }
     let (last, parents) = parts.split_last().expect("split always yields one part");
     let mut cursor = table;
     for part in parents {
@@ -348,6 +384,16 @@ mod tests {
         let c = RunConfig::load(None, &sets).unwrap();
         assert_eq!(c.train.lr, 0.5);
         assert_eq!(c.data.train, PathBuf::from("foo.jsonl"));
+    }
+
+    #[test]
+    fn knob_override_keeps_the_default_kind_and_kind_override_resets_knobs() {
+        let c = RunConfig::load(None, &["objective.entropy_coef=0.05".to_string()]).unwrap();
+        assert!(c.to_toml().contains("kind = \"dapo\"") && c.to_toml().contains("entropy_coef = 0.05"));
+        let sets = ["objective.eps_high=0.5".to_string(), "objective.kind=\"grpo\"".to_string()];
+        let c = RunConfig::load(None, &sets).unwrap();
+        assert_eq!(c.objective.name(), "grpo");
+        assert_eq!(c.objective.common().eps_high, rlvr_objectives::ObjectiveConfig::from_kind("grpo").unwrap().common().eps_high);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod error;
 pub mod eval;
 pub mod grad_norm;
 pub mod metrics;
+pub mod param_ids;
 pub mod report;
 pub mod rollout;
 pub mod run;

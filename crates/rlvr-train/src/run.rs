@@ -113,6 +113,10 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         }
         log.log(tr.state.step, &m)?;
         update_bar(&bar, &m);
+        if bar.is_hidden() && !opts.quiet && (tr.state.step % 10 == 0 || tr.state.step == total) {
+            // Not a terminal (a log file, CI): a plain line every 10 steps instead of the bar.
+            eprintln!("step {}/{total}: {}", tr.state.step, bar.message());
+        }
         let ck = tr.config.checkpoint.every;
         let stopping = stop.load(Ordering::Relaxed) || opts.stop_after.is_some_and(|n| tr.state.step - first >= n);
         if (ck > 0 && tr.state.step % ck == 0) || tr.state.step == total || stopping {

@@ -90,6 +90,9 @@ pub fn train_sft(
         model = optim.step(lr, model, grads);
         bar.set_message(format!("{loss_value:.4}"));
         bar.inc(1);
+        if bar.is_hidden() && (step + 1) % 100 == 0 {
+            eprintln!("sft step {}/{}: loss {loss_value:.4}", step + 1, cfg.steps);
+        }
     }
     bar.finish_with_message(format!("done in {:.0} s", start.elapsed().as_secs_f64()));
     Ok(model)

@@ -6,7 +6,8 @@ use std::time::Instant;
 use burn::module::Module;
 use burn::optim::GradientsParams;
 use rlvr_models::{FinishReason, token_logprobs};
-use rlvr_objectives::{LossContext, PolicyBatch, compute_advantages};
+use rlvr_objectives::reward_shaping::ShapingInput;
+use rlvr_objectives::{LossContext, PolicyBatch, compute_advantages, kl};
 
 use crate::batch::pack;
 use crate::error::Result;
@@ -49,9 +50,10 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
         )?;
         rollout_s += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let rewards = score(tr, &mut samples, &mut m);
+        let mut rewards = score(tr, &mut samples, &mut m);
         verify_s += t.elapsed().as_secs_f64();
         all_rewards.extend_from_slice(&rewards);
+        shape_rewards(tr, &samples, &mut rewards, &mut m)?;
         let adv = compute_advantages(&cfg.objective.advantage_config(), &rewards, g)?;
         zero_groups += adv.zero_groups;
         groups += adv.groups;
@@ -96,6 +98,7 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
     let n = kept.len();
     let per_mb = n.div_ceil(cfg.train.mini_batches * cfg.train.stage_batches).max(1);
     let (mut norms, mut updates, mut tokens) = (Vec::new(), 0usize, 0usize);
+    let entropy_bonus = cfg.objective.common().entropy_coef != 0.0;
     let mut loss_metrics: Vec<Metrics> = Vec::new();
     for epoch in 0..cfg.train.epochs {
         let rows: Vec<usize> = (0..n).collect();
@@ -111,9 +114,12 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
                 None,
                 packed.advantages.clone(),
                 packed.mask.clone(),
-                Some(scores.entropy.detach()),
+                // The entropy carries gradient only when the objective has an entropy bonus.
+                Some(if entropy_bonus { scores.entropy } else { scores.entropy.detach() }),
             )?;
-            let ctx = LossContext::new(step_seed(cfg.seed, step, 1000 + epoch * 100 + mb), step);
+            let ctx = LossContext::new(step_seed(cfg.seed, step, 1000 + epoch * 100 + mb), step)
+                .with_max_response_len(cfg.rollout.max_new_tokens)
+                .with_zero_adv_group_frac(zero_groups as f64 / groups.max(1) as f64);
             let out = cfg.objective.loss(&batch, &ctx)?;
             let loss_value = f64::from(out.loss.clone().into_scalar::<f32>());
             let mut grads = GradientsParams::from_grads(out.loss.backward(), tr.model());
@@ -142,6 +148,29 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
     m.insert("time/update_s".into(), update_s);
     m.insert("throughput/update_tokens_per_s".into(), tokens as f64 / update_s.max(1e-9));
     Ok(m)
+}
+
+/// DAPO's soft overlong penalty and, with `kl_in_reward`, −β·KL to the reference per sequence,
+/// applied to the rewards before advantages (the objective's knobs decide which).
+fn shape_rewards(tr: &Trainer, samples: &[Sample], rewards: &mut [f32], m: &mut Metrics) -> Result<()> {
+    let knobs = tr.config.objective.common();
+    if knobs.overlong_penalty == 0.0 && !knobs.kl_in_reward {
+        return Ok(());
+    }
+    let lens: Vec<usize> = samples.iter().map(|s| s.response.len()).collect();
+    let seq_kl = if knobs.kl_in_reward {
+        let rows: Vec<usize> = (0..samples.len()).collect();
+        let packed = pack(samples, &rows, pad_id(&tr.tokenizer), &tr.device);
+        tr.reference_logp(&packed.ids, &packed.mask).map(|ref_logp| {
+            kl::sequence_kl(&packed.old_logp, &ref_logp, &packed.mask, knobs.kl_estimator)
+        })
+    } else {
+        None
+    };
+    let input = ShapingInput { response_lens: Some(&lens), sequence_kl: seq_kl.as_deref() };
+    let stats = tr.config.objective.shape_rewards(rewards, &input)?;
+    *m.entry("reward/overlong_penalized".into()).or_default() += stats.overlong_penalized as f64;
+    Ok(())
 }
 
 fn tracing_skip(step: usize, loss: f64, norm: f64) {

@@ -17,6 +17,7 @@ use crate::checkpoint::{self, TrainerState};
 use crate::config::RunConfig;
 use crate::data::Example;
 use crate::error::{Error, Result};
+use crate::param_ids::with_path_ids;
 use crate::rollout::render_prompt;
 
 /// Everything a run keeps between steps.
@@ -55,9 +56,13 @@ impl Trainer {
         train_set: Vec<Example>,
         eval_set: Vec<Example>,
     ) -> Result<Self> {
+        // Ids derived from parameter paths, so optimizer state saved by one process is found
+        // again by the next one (see param_ids.rs).
+        let model = with_path_ids(model);
         let verifier: Arc<dyn Verifier> = Arc::from(config.verifier.build()?);
         let optimizer = config.optimizer.init(&model)?;
-        let reference = config.train.reference_model.then(|| model.valid());
+        let keep_reference = config.train.reference_model || config.objective.needs_reference();
+        let reference = keep_reference.then(|| model.valid());
         Ok(Self {
             config,
             device,

@@ -6,6 +6,10 @@ mod common;
 use rlvr_train::metrics::read_metrics;
 use rlvr_train::{RunOptions, checkpoint, train};
 
+/// An entropy bonus gives every step a gradient even when all rewards are equal, so a lost
+/// optimizer state or data cursor would show.
+const ENTROPY: &[&str] = &["objective.entropy_coef=0.05", "train.lr=1e-2"];
+
 #[test]
 fn interrupted_and_resumed_run_equals_uninterrupted_run() {
     let tmp = tempfile::tempdir().unwrap();
@@ -13,18 +17,18 @@ fn interrupted_and_resumed_run_equals_uninterrupted_run() {
     let quiet = RunOptions { quiet: true, ..Default::default() };
 
     let straight = tmp.path().join("straight");
-    train(common::tiny_config(&straight, &cache, &[]), &quiet).unwrap();
+    train(common::tiny_config(&straight, &cache, ENTROPY), &quiet).unwrap();
 
     let resumed = tmp.path().join("resumed");
     let first = train(
-        common::tiny_config(&resumed, &cache, &[]),
+        common::tiny_config(&resumed, &cache, ENTROPY),
         &RunOptions { stop_after: Some(2), ..quiet.clone() },
     )
     .unwrap();
     assert!(first.interrupted);
     assert_eq!(first.steps, 2);
     let second = train(
-        common::tiny_config(&resumed, &cache, &[]),
+        common::tiny_config(&resumed, &cache, ENTROPY),
         &RunOptions { resume: Some(resumed.clone()), ..quiet },
     )
     .unwrap();

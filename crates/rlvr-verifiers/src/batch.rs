@@ -33,7 +33,9 @@ pub fn verify_batch(
         stop: AtomicBool::new(false),
     });
     let (tx, rx) = mpsc::channel::<(usize, Verdict)>();
-    let workers = std::thread::available_parallelism().map_or(2, |p| p.get()).min(n);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |p| p.get())
+        .min(n);
     for _ in 0..workers {
         spawn_worker(&shared, &verifier, &tx);
     }
@@ -62,7 +64,10 @@ pub fn verify_batch(
         for i in late {
             out[i] = Some(Verdict::zero(
                 Outcome::Timeout,
-                format!("item ran past the batch limit of {:.1} s", timeout.as_secs_f64()),
+                format!(
+                    "item ran past the batch limit of {:.1} s",
+                    timeout.as_secs_f64()
+                ),
             ));
             done += 1;
             // The worker holding item i is stuck; replace it so the queue keeps moving.
@@ -91,7 +96,9 @@ fn spawn_worker(
     std::thread::spawn(move || {
         while !shared.stop.load(Ordering::Relaxed) {
             let i = shared.next.fetch_add(1, Ordering::Relaxed);
-            let Some((response, reference)) = shared.items.get(i) else { return };
+            let Some((response, reference)) = shared.items.get(i) else {
+                return;
+            };
             if let Ok(mut started) = shared.started.lock() {
                 started[i] = Some(Instant::now());
             }

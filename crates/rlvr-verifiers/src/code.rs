@@ -24,7 +24,7 @@ pub enum RewardMode {
 #[serde(deny_unknown_fields)]
 pub struct CodeConfig {
     /// Wall-clock limit per program run, seconds (default 20: MBPP task 123 needs ~4 s of CPU on a
-    /// loaded 2-core machine) **[PROPOSED]**. A reference's `timeout_s` overrides it.
+    /// loaded 2-core machine) **\[PROPOSED\]**. A reference's `timeout_s` overrides it.
     #[serde(default = "default_timeout")]
     pub timeout_s: f64,
     /// Reward mapping (default `fraction`).
@@ -35,13 +35,20 @@ pub struct CodeConfig {
     pub sandbox: SandboxConfig,
 }
 
+/// Largest accepted wall-clock limit of one run, seconds.
+const MAX_TIMEOUT_S: f64 = 3600.0;
+
 fn default_timeout() -> f64 {
     20.0
 }
 
 impl Default for CodeConfig {
     fn default() -> Self {
-        CodeConfig { timeout_s: default_timeout(), reward: RewardMode::default(), sandbox: SandboxConfig::default() }
+        CodeConfig {
+            timeout_s: default_timeout(),
+            reward: RewardMode::default(),
+            sandbox: SandboxConfig::default(),
+        }
     }
 }
 
@@ -52,13 +59,17 @@ impl CodeConfig {
     /// [`crate::Error::InvalidConfig`] for a non-positive timeout or a zero limit;
     /// [`crate::Error::Sandbox`] when no interpreter starts.
     pub fn init(&self) -> crate::Result<CodeVerifier> {
-        if !(self.timeout_s.is_finite() && self.timeout_s > 0.0 && self.timeout_s <= 3600.0) {
+        if !(self.timeout_s.is_finite() && self.timeout_s > 0.0 && self.timeout_s <= MAX_TIMEOUT_S)
+        {
             return Err(crate::Error::InvalidConfig {
                 field: "code.timeout_s".into(),
                 reason: format!("{} must be in (0, 3600]", self.timeout_s),
             });
         }
-        Ok(CodeVerifier { config: self.clone(), sandbox: Sandbox::new(&self.sandbox)? })
+        Ok(CodeVerifier {
+            config: self.clone(),
+            sandbox: Sandbox::new(&self.sandbox)?,
+        })
     }
 }
 
@@ -102,7 +113,10 @@ pub fn extract_program(response: &str) -> String {
             }
         }
     }
-    let python = blocks.iter().rev().find(|(l, _)| l == "python" || l == "py" || l == "python3");
+    let python = blocks
+        .iter()
+        .rev()
+        .find(|(l, _)| l == "python" || l == "py" || l == "python3");
     match python.or(blocks.last()) {
         Some((_, body)) => body.clone(),
         None => response.to_string(),
@@ -116,7 +130,9 @@ fn nonce() -> String {
     if n != 16 {
         // No kernel randomness: fall back to time and address entropy (still unknown to the
         // program, which is started after this value is fixed).
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
         let mix = t.as_nanos() ^ (&bytes as *const _ as u128).rotate_left(64);
         bytes = mix.to_le_bytes();
     }
@@ -140,8 +156,16 @@ impl CodeVerifier {
             "entry_point": r.entry_point,
             "io_cases": r.io_cases,
         });
-        let timeout = r.timeout_s.filter(|t| t.is_finite() && *t > 0.0).unwrap_or(self.config.timeout_s);
-        let out = match self.sandbox.run(&["-c", HARNESS], spec.to_string().as_bytes(), Duration::from_secs_f64(timeout)) {
+        // A reference's own limit is data, not configuration: bound it like the config's.
+        let timeout = r
+            .timeout_s
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map_or(self.config.timeout_s, |t| t.min(MAX_TIMEOUT_S));
+        let out = match self.sandbox.run(
+            &["-c", HARNESS],
+            spec.to_string().as_bytes(),
+            Duration::from_secs_f64(timeout),
+        ) {
             Ok(out) => out,
             Err(e) => return Verdict::zero(Outcome::Error, e.to_string()),
         };
@@ -149,7 +173,9 @@ impl CodeVerifier {
         let (mut done, mut load_error, mut forged) = (false, None, 0usize);
         for line in String::from_utf8_lossy(&out.channel).lines() {
             let mut f = line.splitn(5, ' ');
-            let (Some(tag), Some(idx), Some(ok), Some(name)) = (f.next(), f.next(), f.next(), f.next()) else {
+            let (Some(tag), Some(idx), Some(ok), Some(name)) =
+                (f.next(), f.next(), f.next(), f.next())
+            else {
                 forged += 1;
                 continue;
             };
@@ -160,7 +186,11 @@ impl CodeVerifier {
             if idx == "done" {
                 done = true;
             } else if idx == "-1" {
-                load_error = Some(format!("{name} {}", f.next().unwrap_or_default()).trim().to_string());
+                load_error = Some(
+                    format!("{name} {}", f.next().unwrap_or_default())
+                        .trim()
+                        .to_string(),
+                );
             } else if let Ok(i) = idx.parse::<usize>()
                 && i < n
                 && results[i].is_none()
@@ -168,13 +198,20 @@ impl CodeVerifier {
                 results[i] = Some((ok == "1", name.to_string()));
             }
         }
-        let passed = results.iter().filter(|r| matches!(r, Some((true, _)))).count();
+        let passed = results
+            .iter()
+            .filter(|r| matches!(r, Some((true, _))))
+            .count();
         let outcome = if passed == n && done {
             Outcome::Correct
         } else if out.timed_out {
             Outcome::Timeout
         } else if load_error.is_some() || !done {
-            if passed > 0 { Outcome::Partial } else { Outcome::Crashed }
+            if passed > 0 {
+                Outcome::Partial
+            } else {
+                Outcome::Crashed
+            }
         } else if passed > 0 {
             Outcome::Partial
         } else {
@@ -231,9 +268,15 @@ mod tests {
     #[test]
     fn program_extraction() {
         assert_eq!(extract_program("x = 1"), "x = 1");
-        assert_eq!(extract_program("Here:\n```python\ndef f():\n    return 1\n```\nDone"), "def f():\n    return 1\n");
+        assert_eq!(
+            extract_program("Here:\n```python\ndef f():\n    return 1\n```\nDone"),
+            "def f():\n    return 1\n"
+        );
         assert_eq!(extract_program("```\na\n```\n```py\nb\n```"), "b\n");
-        assert_eq!(extract_program("```python\nb\n```\n```text\nout\n```"), "b\n");
+        assert_eq!(
+            extract_program("```python\nb\n```\n```text\nout\n```"),
+            "b\n"
+        );
         assert_eq!(extract_program("```python\ndef f(): pass"), "def f(): pass");
     }
 }

@@ -55,8 +55,13 @@ mod tests {
     fn toml_kinds_and_unknown_kind() {
         let c: VerifierConfig = toml::from_str("kind = \"math\"\nrel_tol = 1e-4").unwrap();
         assert!(matches!(c, VerifierConfig::Math(MathConfig { rel_tol, .. }) if rel_tol == 1e-4));
-        let err = toml::from_str::<VerifierConfig>("kind = \"maths\"").unwrap_err().to_string();
-        assert!(err.contains("math") && err.contains("code") && err.contains("rubric"), "{err}");
+        let err = toml::from_str::<VerifierConfig>("kind = \"maths\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("math") && err.contains("code") && err.contains("rubric"),
+            "{err}"
+        );
         let err = toml::from_str::<VerifierConfig>("kind = \"math\"\nrel_tol = -1.0")
             .unwrap()
             .build()

@@ -150,12 +150,16 @@ impl Reference {
                     return Err("field `test` (HumanEval form) needs `entry_point`".into());
                 }
                 if reference.num_tests() == 0 {
-                    return Err("no tests: give `tests`, `test` + `entry_point`, or `io_cases`".into());
+                    return Err(
+                        "no tests: give `tests`, `test` + `entry_point`, or `io_cases`".into(),
+                    );
                 }
                 Ok(Reference::Code(reference))
             }
             Kind::Rubric => {
-                let v = field("rubric").or_else(|| field("criteria")).ok_or("missing field `rubric`")?;
+                let v = field("rubric")
+                    .or_else(|| field("criteria"))
+                    .ok_or("missing field `rubric`")?;
                 let criteria = serde_json::from_value::<Vec<Criterion>>(v.clone())
                     .map_err(|e| format!("field `rubric`: {e}"))?;
                 Ok(Reference::Rubric { criteria })

@@ -56,13 +56,28 @@ impl Verdict {
         extracted: Option<String>,
         details: serde_json::Value,
     ) -> Self {
-        let reward = if reward.is_nan() { 0.0 } else { reward.clamp(0.0, 1.0) };
-        Verdict { reward, passed: outcome.passed(), outcome, extracted, details }
+        let reward = if reward.is_nan() {
+            0.0
+        } else {
+            reward.clamp(0.0, 1.0)
+        };
+        Verdict {
+            reward,
+            passed: outcome.passed(),
+            outcome,
+            extracted,
+            details,
+        }
     }
 
     /// Reward 0 with the given outcome and a `reason` detail.
     pub fn zero(outcome: Outcome, reason: impl Into<String>) -> Self {
-        Verdict::new(0.0, outcome, None, serde_json::json!({ "reason": reason.into() }))
+        Verdict::new(
+            0.0,
+            outcome,
+            None,
+            serde_json::json!({ "reason": reason.into() }),
+        )
     }
 }
 
@@ -92,7 +107,11 @@ fn one() -> f32 {
 
 impl Default for RewardMap {
     fn default() -> Self {
-        RewardMap { correct: 1.0, wrong: 0.0, unparseable: 0.0 }
+        RewardMap {
+            correct: 1.0,
+            wrong: 0.0,
+            unparseable: 0.0,
+        }
     }
 }
 
@@ -113,9 +132,11 @@ impl RewardMap {
     /// # Errors
     /// [`crate::Error::InvalidConfig`] naming the field.
     pub fn validate(&self, prefix: &str) -> crate::Result<()> {
-        for (name, v) in
-            [("correct", self.correct), ("wrong", self.wrong), ("unparseable", self.unparseable)]
-        {
+        for (name, v) in [
+            ("correct", self.correct),
+            ("wrong", self.wrong),
+            ("unparseable", self.unparseable),
+        ] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(crate::Error::InvalidConfig {
                     field: format!("{prefix}.rewards.{name}"),

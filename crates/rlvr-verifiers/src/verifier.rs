@@ -18,7 +18,10 @@ pub trait Verifier: Send + Sync {
 
     /// Judges many `(response, reference)` pairs in parallel; output in input order.
     fn verify_batch(&self, items: &[(String, Reference)]) -> Vec<Verdict> {
-        items.par_iter().map(|(response, reference)| self.verify(response, reference)).collect()
+        items
+            .par_iter()
+            .map(|(response, reference)| self.verify(response, reference))
+            .collect()
     }
 
     /// Short name used in reports (`math`, `code`, `rubric`).

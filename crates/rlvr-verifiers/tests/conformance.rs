@@ -27,7 +27,9 @@ fn records(name: &str) -> Vec<Value> {
         .unwrap_or_else(|e| panic!("{}: {e} (is RLVR_DATA_DIR right?)", path.display()));
     text.lines()
         .enumerate()
-        .map(|(k, l)| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), k + 1)))
+        .map(|(k, l)| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), k + 1))
+        })
         .collect()
 }
 
@@ -55,8 +57,15 @@ fn gsm8k_gold_answers_verify_against_their_solutions() {
     let recs = records("gsm8k_test.jsonl");
     for (k, r) in recs.iter().enumerate() {
         let solution = r["answer"].as_str().expect("answer");
-        let gold = solution.rsplit("####").next().expect("####").trim().to_string();
-        let reference = Reference::Math { answer: gold.clone() };
+        let gold = solution
+            .rsplit("####")
+            .next()
+            .expect("####")
+            .trim()
+            .to_string();
+        let reference = Reference::Math {
+            answer: gold.clone(),
+        };
         let verdict = v.verify(solution, &reference);
         if verdict.passed {
             ok += 1;
@@ -64,13 +73,20 @@ fn gsm8k_gold_answers_verify_against_their_solutions() {
             failures.push(format!("line {}: {gold:?} -> {:?}", k + 1, verdict.details));
         }
         // The answer's value plus one must fail.
-        let plain: i64 = gold.replace(',', "").parse().expect("GSM8K answers are integers");
+        let plain: i64 = gold
+            .replace(',', "")
+            .parse()
+            .expect("GSM8K answers are integers");
         let wrong = v.verify(&format!("#### {}", plain + 1), &reference);
         if !wrong.passed {
             wrong_rejected += 1;
         }
         // The bare gold as a response ("The answer is N.") must pass too.
-        assert!(v.verify(&format!("The answer is {gold}."), &reference).passed, "{gold}");
+        assert!(
+            v.verify(&format!("The answer is {gold}."), &reference)
+                .passed,
+            "{gold}"
+        );
     }
     let n = recs.len();
     eprintln!("GSM8K test: {ok}/{n} gold answers verify; {wrong_rejected}/{n} gold+1 rejected");
@@ -86,18 +102,35 @@ fn gsm8k_gold_answers_verify_against_their_solutions() {
 fn math500_answers_verify_against_last_boxed_of_solution() {
     let v = math();
     let recs = records("math500_test.jsonl");
-    let (mut ok, mut wrong_rejected) = (0, 0);
+    let (mut ok, mut wrong_rejected, mut restated_ok) = (0, 0, 0);
     let (mut failures, mut accepted_wrong) = (Vec::new(), Vec::new());
     for r in &recs {
         let id = r["unique_id"].as_str().unwrap_or("?");
         let answer = r["answer"].as_str().expect("answer");
         let solution = r["solution"].as_str().expect("solution");
-        let reference = Reference::Math { answer: answer.to_string() };
+        let reference = Reference::Math {
+            answer: answer.to_string(),
+        };
         let verdict = v.verify(solution, &reference);
         if verdict.passed {
             ok += 1;
         } else {
             failures.push(format!("{id}: {answer:?} vs {}", verdict.details));
+        }
+        // The same answer restated the way a model might write it must verify as well.
+        let restated = [
+            format!("So the final answer is ${answer}$."),
+            format!(
+                "\\boxed{{{}}}",
+                answer.replace("\\frac", "\\dfrac").replace(' ', "")
+            ),
+        ];
+        for r in &restated {
+            if v.verify(r, &reference).passed {
+                restated_ok += 1;
+            } else {
+                failures.push(format!("{id}: restated {r:?} not accepted"));
+            }
         }
         let wrong = perturb(answer);
         let w = v.verify(&format!("\\boxed{{{wrong}}}"), &reference);
@@ -109,13 +142,18 @@ fn math500_answers_verify_against_last_boxed_of_solution() {
     }
     let n = recs.len();
     eprintln!(
-        "MATH-500: {ok}/{n} answers verify against their solution ({:.1}%); {wrong_rejected}/{n} perturbed answers rejected",
-        100.0 * ok as f64 / n as f64
+        "MATH-500: {ok}/{n} answers verify against their solution ({:.1}%); {restated_ok}/{} restated answers verify; {wrong_rejected}/{n} perturbed answers rejected",
+        100.0 * ok as f64 / n as f64,
+        2 * n
     );
     for f in failures.iter().chain(&accepted_wrong) {
         eprintln!("  {f}");
     }
     assert!(ok * 100 >= n * 99, "at least 99% must verify");
+    assert!(
+        restated_ok * 100 >= 2 * n * 99,
+        "at least 99% of restated answers must verify"
+    );
     assert!(accepted_wrong.is_empty(), "perturbed answers must fail");
 }
 
@@ -171,8 +209,14 @@ fn mbpp_canonical_solutions_pass_and_broken_ones_fail() {
         eprintln!("  task {id}: {outcome:?} {tests}");
     }
     let failed_ids: Vec<u64> = failed.iter().map(|f| f.0).collect();
-    assert_eq!(failed_ids, MBPP_BAD_TESTS, "only the dataset's own defective tests may fail");
-    assert!(broken_passed.is_empty(), "broken variants passed: {broken_passed:?}");
+    assert_eq!(
+        failed_ids, MBPP_BAD_TESTS,
+        "only the dataset's own defective tests may fail"
+    );
+    assert!(
+        broken_passed.is_empty(),
+        "broken variants passed: {broken_passed:?}"
+    );
 }
 
 #[test]
@@ -182,7 +226,11 @@ fn humaneval_canonical_solutions_pass_and_broken_ones_fail() {
     let recs = records("humaneval.jsonl");
     let mut items = Vec::new();
     for r in &recs {
-        let s = |k: &str| r[k].as_str().unwrap_or_else(|| panic!("field {k}")).to_string();
+        let s = |k: &str| {
+            r[k].as_str()
+                .unwrap_or_else(|| panic!("field {k}"))
+                .to_string()
+        };
         let reference = Reference::Code(CodeReference {
             check: Some(s("test")),
             entry_point: Some(s("entry_point")),
@@ -190,7 +238,10 @@ fn humaneval_canonical_solutions_pass_and_broken_ones_fail() {
         });
         let program = format!("{}{}", s("prompt"), s("canonical_solution"));
         // Broken variant: the entry point returns None.
-        let broken = format!("{program}\n\ndef {}(*args, **kwargs):\n    return None\n", s("entry_point"));
+        let broken = format!(
+            "{program}\n\ndef {}(*args, **kwargs):\n    return None\n",
+            s("entry_point")
+        );
         items.push((program, reference.clone()));
         items.push((broken, reference));
     }
@@ -200,17 +251,31 @@ fn humaneval_canonical_solutions_pass_and_broken_ones_fail() {
     for (k, r) in recs.iter().enumerate() {
         let id = r["task_id"].as_str().unwrap_or("?").to_string();
         if !verdicts[2 * k].passed {
-            failed.push(format!("{id}: {:?} {}", verdicts[2 * k].outcome, verdicts[2 * k].details));
+            failed.push(format!(
+                "{id}: {:?} {}",
+                verdicts[2 * k].outcome,
+                verdicts[2 * k].details
+            ));
         }
         if verdicts[2 * k + 1].passed {
             broken_passed.push(id);
         }
     }
-    eprintln!("HumanEval: {}/{} canonical solutions pass", recs.len() - failed.len(), recs.len());
+    eprintln!(
+        "HumanEval: {}/{} canonical solutions pass",
+        recs.len() - failed.len(),
+        recs.len()
+    );
     for f in &failed {
         eprintln!("  {f}");
     }
     assert!(failed.is_empty());
-    assert!(broken_passed.is_empty(), "broken variants passed: {broken_passed:?}");
-    assert!(matches!(verdicts[1].outcome, Outcome::Wrong | Outcome::Crashed));
+    assert!(
+        broken_passed.is_empty(),
+        "broken variants passed: {broken_passed:?}"
+    );
+    assert!(matches!(
+        verdicts[1].outcome,
+        Outcome::Wrong | Outcome::Crashed
+    ));
 }

@@ -35,6 +35,12 @@ struct Args {
     /// Verifier config TOML (`kind = ...` plus knobs, at top level or under `[verifier]`).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Field holding the response (e.g. `code` to score MBPP's reference solutions).
+    #[arg(long, default_value = "response")]
+    response_field: String,
+    /// Field holding the id (e.g. `task_id` for MBPP).
+    #[arg(long, default_value = "id")]
+    id_field: String,
     /// Per-item time limit in seconds (default: 10 for math and rubric, the code timeout + 10
     /// for code).
     #[arg(long)]
@@ -55,8 +61,10 @@ fn load_config(args: &Args) -> Result<VerifierConfig> {
     let Some(path) = &args.config else {
         return Ok(VerifierConfig::default_for(args.kind));
     };
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let table: toml::Table = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let table: toml::Table =
+        toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
     let section = match table.get("verifier") {
         Some(toml::Value::Table(t)) => t.clone(),
         _ => table,
@@ -70,7 +78,12 @@ fn load_config(args: &Args) -> Result<VerifierConfig> {
         VerifierConfig::Rubric(_) => Kind::Rubric,
     };
     if kind != args.kind {
-        bail!("{}: config kind `{}` does not match --kind {}", path.display(), kind.name(), args.kind.name());
+        bail!(
+            "{}: config kind `{}` does not match --kind {}",
+            path.display(),
+            kind.name(),
+            args.kind.name()
+        );
     }
     Ok(config)
 }
@@ -91,20 +104,22 @@ fn run() -> Result<()> {
         VerifierConfig::Code(c) => c.timeout_s + 10.0,
         _ => 10.0,
     });
-    if !(item_timeout.is_finite() && item_timeout > 0.0) {
-        bail!("--item-timeout-s must be > 0");
+    if !(item_timeout.is_finite() && item_timeout > 0.0 && item_timeout <= 86_400.0) {
+        bail!("--item-timeout-s must be in (0, 86400]");
     }
-    let file = std::fs::File::open(&args.input).with_context(|| format!("opening {}", args.input.display()))?;
+    let file = std::fs::File::open(&args.input)
+        .with_context(|| format!("opening {}", args.input.display()))?;
     // Each input line becomes either a scorable item or an error record, in input order.
     let mut rows: Vec<std::result::Result<Value, (Value, usize, String)>> = Vec::new();
     let mut items: Vec<(String, Reference)> = Vec::new();
     for (k, line) in std::io::BufReader::new(file).lines().enumerate() {
         let lineno = k + 1;
-        let line = line.with_context(|| format!("{}:{lineno}: read error", args.input.display()))?;
+        let line =
+            line.with_context(|| format!("{}:{lineno}: read error", args.input.display()))?;
         if line.trim().is_empty() {
             continue;
         }
-        let parsed = parse_line(&line, args.kind);
+        let parsed = parse_line(&line, &args);
         match parsed {
             Ok((id, response, reference)) => {
                 rows.push(Ok(id));
@@ -121,7 +136,11 @@ fn run() -> Result<()> {
         }
     }
     let start = Instant::now();
-    let verdicts = verify_batch(Arc::clone(&verifier), &items, Duration::from_secs_f64(item_timeout));
+    let verdicts = verify_batch(
+        Arc::clone(&verifier),
+        &items,
+        Duration::from_secs_f64(item_timeout),
+    );
     let elapsed = start.elapsed().as_secs_f64();
 
     let mut out: Box<dyn Write> = match &args.output {
@@ -136,11 +155,15 @@ fn run() -> Result<()> {
     for row in rows {
         let record = match row {
             Ok(id) => {
-                let v = verdicts.next().context("internal: verdict count mismatch")?;
+                let v = verdicts
+                    .next()
+                    .context("internal: verdict count mismatch")?;
                 passed += usize::from(v.passed);
                 reward_sum += f64::from(v.reward);
                 let outcome = serde_json::to_value(v.outcome)?;
-                *outcomes.entry(outcome.as_str().unwrap_or_default().to_string()).or_default() += 1;
+                *outcomes
+                    .entry(outcome.as_str().unwrap_or_default().to_string())
+                    .or_default() += 1;
                 json!({ "id": id, "reward": v.reward, "passed": v.passed, "outcome": outcome,
                         "extracted": v.extracted, "details": v.details })
             }
@@ -155,26 +178,39 @@ fn run() -> Result<()> {
     let n = items.len();
     eprintln!(
         "rlvr-verify: {n} scored, {passed} passed ({:.1}%), mean reward {:.4}, {errors} malformed line(s); {:.1} items/s ({elapsed:.2} s); outcomes {}",
-        if n == 0 { 0.0 } else { 100.0 * passed as f64 / n as f64 },
+        if n == 0 {
+            0.0
+        } else {
+            100.0 * passed as f64 / n as f64
+        },
         if n == 0 { 0.0 } else { reward_sum / n as f64 },
-        if elapsed > 0.0 { n as f64 / elapsed } else { 0.0 },
+        if elapsed > 0.0 {
+            n as f64 / elapsed
+        } else {
+            0.0
+        },
         serde_json::to_string(&outcomes)?,
     );
     Ok(())
 }
 
 /// `(id, response, reference)` of one line, or `(id, reason)`.
-fn parse_line(line: &str, kind: Kind) -> std::result::Result<(Value, String, Reference), (Value, String)> {
-    let v: Value = serde_json::from_str(line).map_err(|e| (Value::Null, format!("not JSON: {e}")))?;
-    let id = v.get("id").cloned().unwrap_or(Value::Null);
+fn parse_line(
+    line: &str,
+    args: &Args,
+) -> std::result::Result<(Value, String, Reference), (Value, String)> {
+    let v: Value =
+        serde_json::from_str(line).map_err(|e| (Value::Null, format!("not JSON: {e}")))?;
+    let id = v.get(&args.id_field).cloned().unwrap_or(Value::Null);
     if !v.is_object() {
         return Err((id, "not a JSON object".into()));
     }
-    let response = match v.get("response") {
+    let field = &args.response_field;
+    let response = match v.get(field) {
         Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err((id, "field `response` must be a string".into())),
-        None => return Err((id, "missing field `response`".into())),
+        Some(_) => return Err((id, format!("field `{field}` must be a string"))),
+        None => return Err((id, format!("missing field `{field}`"))),
     };
-    let reference = Reference::from_record(kind, &v).map_err(|e| (id.clone(), e))?;
+    let reference = Reference::from_record(args.kind, &v).map_err(|e| (id.clone(), e))?;
     Ok((id, response, reference))
 }

@@ -48,7 +48,10 @@ pub fn parse_answer(s: &str) -> Answer {
 }
 
 fn text(s: &str) -> Answer {
-    let t: String = s.chars().filter(|c| !matches!(c, '{' | '}' | '\\')).collect();
+    let t: String = s
+        .chars()
+        .filter(|c| !matches!(c, '{' | '}' | '\\'))
+        .collect();
     Answer::Text(t.to_lowercase())
 }
 
@@ -58,7 +61,10 @@ fn parse_inner(s: &str, depth: usize) -> Answer {
     }
     let s = s.trim();
     // A word (`Evelyn`, `east`) is text, not a product of one-letter variables.
-    if s.len() >= 3 && s.chars().all(|c| c.is_ascii_alphabetic()) && !matches!(s, "pi" | "inf" | "infinity") {
+    if s.len() >= 3
+        && s.chars().all(|c| c.is_ascii_alphabetic())
+        && !matches!(s, "pi" | "inf" | "infinity")
+    {
         return text(s);
     }
     // `x \in [a, b]` is the interval.
@@ -75,7 +81,10 @@ fn parse_inner(s: &str, depth: usize) -> Answer {
         return m;
     }
     if let Some(inner) = s.strip_prefix("\\{").and_then(|r| r.strip_suffix("\\}")) {
-        return set(split_top(inner, ",").iter().map(|p| parse_inner(p, depth + 1)).collect());
+        return set(split_top(inner, ",")
+            .iter()
+            .map(|p| parse_inner(p, depth + 1))
+            .collect());
     }
     if let Some((open, inner, close)) = enclosed(s) {
         let items = split_top(inner, ",");
@@ -87,10 +96,16 @@ fn parse_inner(s: &str, depth: usize) -> Answer {
             let infinite_end = [items[0], items[items.len() - 1]]
                 .iter()
                 .any(|p| expr::parse(p).is_ok_and(|e| e.is_infinite()));
-            if items.len() == 2 && (open != '(' || close != ')' || infinite_end) {
-                if let (Ok(lo), Ok(hi)) = (expr::parse(items[0]), expr::parse(items[1])) {
-                    return Answer::Interval { lo, hi, lo_closed: open == '[', hi_closed: close == ']' };
-                }
+            if items.len() == 2
+                && (open != '(' || close != ')' || infinite_end)
+                && let (Ok(lo), Ok(hi)) = (expr::parse(items[0]), expr::parse(items[1]))
+            {
+                return Answer::Interval {
+                    lo,
+                    hi,
+                    lo_closed: open == '[',
+                    hi_closed: close == ']',
+                };
             }
             return Answer::Tuple(parsed);
         }
@@ -105,13 +120,16 @@ fn parse_inner(s: &str, depth: usize) -> Answer {
     if s.matches("\\pm").count() == 1 {
         let plus = s.replacen("\\pm", "+", 1);
         let minus = s.replacen("\\pm", "-", 1);
-        return set(vec![parse_inner(&plus, depth + 1), parse_inner(&minus, depth + 1)]);
+        return set(vec![
+            parse_inner(&plus, depth + 1),
+            parse_inner(&minus, depth + 1),
+        ]);
     }
     let sides = split_top(s, "=");
-    if sides.len() == 2 {
-        if let (Ok(l), Ok(r)) = (expr::parse(sides[0]), expr::parse(sides[1])) {
-            return Answer::Equation(l, r);
-        }
+    if sides.len() == 2
+        && let (Ok(l), Ok(r)) = (expr::parse(sides[0]), expr::parse(sides[1]))
+    {
+        return Answer::Equation(l, r);
     }
     match expr::parse(s) {
         Ok(e) => Answer::Expr(e),
@@ -123,7 +141,11 @@ fn set(mut items: Vec<Answer>) -> Answer {
     if items.len() > MAX_ITEMS {
         return Answer::Text(format!("{items:?}"));
     }
-    if items.len() == 1 { items.pop().expect("one item") } else { Answer::Set(items) }
+    if items.len() == 1 {
+        items.pop().expect("one item")
+    } else {
+        Answer::Set(items)
+    }
 }
 
 /// `(…)`, `[…]`, `(…]`, `[…)` whose opening bracket closes at the very end.
@@ -195,16 +217,35 @@ mod tests {
 
     #[test]
     fn structures_are_recognized() {
-        assert!(matches!(parse_answer("(3,4]"), Answer::Interval { lo_closed: false, hi_closed: true, .. }));
-        assert!(matches!(parse_answer("(2,\\infty)"), Answer::Interval { .. }));
+        assert!(matches!(
+            parse_answer("(3,4]"),
+            Answer::Interval {
+                lo_closed: false,
+                hi_closed: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_answer("(2,\\infty)"),
+            Answer::Interval { .. }
+        ));
         assert!(matches!(parse_answer("(6,31,-1)"), Answer::Tuple(v) if v.len() == 3));
         assert!(matches!(parse_answer("(-2,1)"), Answer::Tuple(v) if v.len() == 2));
         assert!(matches!(parse_answer("1,-2"), Answer::Set(v) if v.len() == 2));
         assert!(matches!(parse_answer("1\\pm\\sqrt{19}"), Answer::Set(v) if v.len() == 2));
         assert!(matches!(parse_answer("x=5"), Answer::Equation(..)));
         assert!(matches!(parse_answer("(0,9)\\cup(9,36)"), Answer::Union(v) if v.len() == 2));
-        assert!(matches!(parse_answer("\\begin{pmatrix}-1&0\\\\0&-1\\end{pmatrix}"), Answer::Matrix(r) if r.len() == 2));
+        assert!(
+            matches!(parse_answer("\\begin{pmatrix}-1&0\\\\0&-1\\end{pmatrix}"), Answer::Matrix(r) if r.len() == 2)
+        );
         assert!(matches!(parse_answer("Evelyn"), Answer::Text(_)));
-        assert!(matches!(parse_answer("x\\in[-2,7]"), Answer::Interval { lo_closed: true, hi_closed: true, .. }));
+        assert!(matches!(
+            parse_answer("x\\in[-2,7]"),
+            Answer::Interval {
+                lo_closed: true,
+                hi_closed: true,
+                ..
+            }
+        ));
     }
 }

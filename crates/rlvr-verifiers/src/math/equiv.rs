@@ -35,11 +35,37 @@ pub fn equivalent(a: &Answer, b: &Answer, tol: &Tolerance) -> bool {
                 || proportional(&diff(l1, r1), &diff(l2, r2), tol)
         }
         (
-            Interval { lo: a0, hi: a1, lo_closed: ac0, hi_closed: ac1 },
-            Interval { lo: b0, hi: b1, lo_closed: bc0, hi_closed: bc1 },
+            Interval {
+                lo: a0,
+                hi: a1,
+                lo_closed: ac0,
+                hi_closed: ac1,
+            },
+            Interval {
+                lo: b0,
+                hi: b1,
+                lo_closed: bc0,
+                hi_closed: bc1,
+            },
         ) => ac0 == bc0 && ac1 == bc1 && expr_equiv(a0, b0, tol) && expr_equiv(a1, b1, tol),
-        (Interval { lo, hi, lo_closed: false, hi_closed: false }, Tuple(t))
-        | (Tuple(t), Interval { lo, hi, lo_closed: false, hi_closed: false }) => {
+        (
+            Interval {
+                lo,
+                hi,
+                lo_closed: false,
+                hi_closed: false,
+            },
+            Tuple(t),
+        )
+        | (
+            Tuple(t),
+            Interval {
+                lo,
+                hi,
+                lo_closed: false,
+                hi_closed: false,
+            },
+        ) => {
             t.len() == 2
                 && equivalent(&Expr(lo.clone()), &t[0], tol)
                 && equivalent(&Expr(hi.clone()), &t[1], tol)
@@ -106,8 +132,10 @@ pub fn expr_equiv(a: &Expr, b: &Expr, tol: &Tolerance) -> bool {
     let (mut agreed, mut tries) = (0, 0);
     while agreed < tol.points && tries < tol.points * 4 {
         tries += 1;
-        let env: BTreeMap<String, Complex> =
-            vars.iter().map(|v| (v.clone(), Complex::real(sample(&mut rng)))).collect();
+        let env: BTreeMap<String, Complex> = vars
+            .iter()
+            .map(|v| (v.clone(), Complex::real(sample(&mut rng))))
+            .collect();
         let (x, y) = (a.eval(&env), b.eval(&env));
         if !x.is_finite() || !y.is_finite() {
             continue;
@@ -129,8 +157,10 @@ fn proportional(a: &Expr, b: &Expr, tol: &Tolerance) -> bool {
     let mut ratio: Option<Complex> = None;
     let mut agreed = 0;
     for _ in 0..tol.points * 4 {
-        let env: BTreeMap<String, Complex> =
-            vars.iter().map(|v| (v.clone(), Complex::real(sample(&mut rng)))).collect();
+        let env: BTreeMap<String, Complex> = vars
+            .iter()
+            .map(|v| (v.clone(), Complex::real(sample(&mut rng))))
+            .collect();
         let (x, y) = (a.eval(&env), b.eval(&env));
         if !x.is_finite() || !y.is_finite() || y.abs() < 1e-9 {
             continue;

@@ -4,11 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::num::{Complex, Rational};
+use super::token::{FUNC_WORDS, Tok, tokenize};
 
 /// Maximum nesting depth the parser accepts (a parser bomb of brackets becomes a parse error).
 const MAX_DEPTH: usize = 64;
 /// Maximum number of tokens in one expression.
-const MAX_TOKENS: usize = 2_000;
+pub(super) const MAX_TOKENS: usize = 2_000;
 
 /// A function of one argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,108 +72,19 @@ pub enum Expr {
     Fact(Box<Expr>),
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Tok {
-    Num(String),
-    Ident(String),
-    Cmd(String),
-    Op(char),
-}
-
 /// Parses one expression; `Err` with a reason for anything outside the grammar.
 pub fn parse(s: &str) -> Result<Expr, String> {
     let toks = tokenize(s)?;
-    let mut p = Parser { toks, pos: 0, depth: 0 };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     let e = p.expr()?;
     if p.pos != p.toks.len() {
         return Err(format!("unexpected {:?}", p.toks[p.pos]));
     }
     Ok(e)
-}
-
-const FUNC_WORDS: [(&str, Func); 10] = [
-    ("sqrt", Func::Sqrt),
-    ("sin", Func::Sin),
-    ("cos", Func::Cos),
-    ("tan", Func::Tan),
-    ("cot", Func::Cot),
-    ("sec", Func::Sec),
-    ("csc", Func::Csc),
-    ("ln", Func::Ln),
-    ("log", Func::Ln),
-    ("exp", Func::Exp),
-];
-
-fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut toks = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if toks.len() > MAX_TOKENS {
-            return Err("expression too long".into());
-        }
-        let c = chars[i];
-        if c.is_whitespace() {
-            i += 1;
-        } else if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(char::is_ascii_digit)) {
-            let start = i;
-            while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.') {
-                i += 1;
-            }
-            // Scientific notation: `6.72e-5`, `1E3`.
-            if i < chars.len() && matches!(chars[i], 'e' | 'E') {
-                let sign = usize::from(matches!(chars.get(i + 1), Some('+' | '-')));
-                if chars.get(i + 1 + sign).is_some_and(char::is_ascii_digit) {
-                    i += 1 + sign;
-                    while i < chars.len() && chars[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                }
-            }
-            toks.push(Tok::Num(chars[start..i].iter().collect()));
-        } else if c == '\\' {
-            i += 1;
-            let start = i;
-            while i < chars.len() && chars[i].is_ascii_alphabetic() {
-                i += 1;
-            }
-            if i == start {
-                // `\{`, `\}`, `\,` and the like.
-                match chars.get(i) {
-                    Some('{') => toks.push(Tok::Op('(')),
-                    Some('}') => toks.push(Tok::Op(')')),
-                    Some(_) => {}
-                    None => return Err("dangling backslash".into()),
-                }
-                i += 1;
-            } else {
-                toks.push(Tok::Cmd(chars[start..i].iter().collect()));
-            }
-        } else if c.is_ascii_alphabetic() {
-            // A whole letter run that is a known word (`pi`, `sqrt`, `sin`) is a command; anything
-            // else is a product of one-letter variables (`xy` = x*y).
-            let mut end = i;
-            while end < chars.len() && chars[end].is_ascii_alphabetic() {
-                end += 1;
-            }
-            let run: String = chars[i..end].iter().collect::<String>().to_ascii_lowercase();
-            let known = ["infinity", "inf", "pi"].contains(&run.as_str())
-                || FUNC_WORDS.iter().any(|(w, _)| *w == run);
-            if known {
-                toks.push(Tok::Cmd(run));
-                i = end;
-            } else {
-                toks.push(Tok::Ident(c.to_string()));
-                i += 1;
-            }
-        } else if "+-*/^()[]{},=!_|".contains(c) {
-            toks.push(Tok::Op(c));
-            i += 1;
-        } else {
-            return Err(format!("unexpected character {c:?}"));
-        }
-    }
-    Ok(toks)
 }
 
 struct Parser {
@@ -195,7 +107,11 @@ impl Parser {
     }
     fn enter(&mut self) -> Result<(), String> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH { Err("expression nested too deeply".into()) } else { Ok(()) }
+        if self.depth > MAX_DEPTH {
+            Err("expression nested too deeply".into())
+        } else {
+            Ok(())
+        }
     }
 
     fn expr(&mut self) -> Result<Expr, String> {
@@ -211,7 +127,11 @@ impl Parser {
             }
         }
         self.depth -= 1;
-        Ok(if terms.len() == 1 { terms.pop().expect("one term") } else { Expr::Add(terms) })
+        Ok(if terms.len() == 1 {
+            terms.pop().expect("one term")
+        } else {
+            Expr::Add(terms)
+        })
     }
 
     fn term(&mut self) -> Result<Expr, String> {
@@ -243,7 +163,9 @@ impl Parser {
         match self.peek() {
             Some(Tok::Num(_) | Tok::Ident(_)) => true,
             Some(Tok::Op(c)) => matches!(c, '(' | '{' | '['),
-            Some(Tok::Cmd(c)) => !matches!(c.as_str(), "cdot" | "times" | "div" | "pm" | "cup" | "in"),
+            Some(Tok::Cmd(c)) => {
+                !matches!(c.as_str(), "cdot" | "times" | "div" | "pm" | "cup" | "in")
+            }
             None => false,
         }
     }
@@ -288,7 +210,11 @@ impl Parser {
     fn argument(&mut self) -> Result<Expr, String> {
         if self.eat_op('{') {
             let e = self.expr()?;
-            return if self.eat_op('}') { Ok(e) } else { Err("missing `}`".into()) };
+            return if self.eat_op('}') {
+                Ok(e)
+            } else {
+                Err("missing `}`".into())
+            };
         }
         match self.toks.get(self.pos).cloned() {
             Some(Tok::Num(n)) if n.len() > 1 && !n.contains('.') => {
@@ -375,7 +301,11 @@ impl Parser {
             _ => {
                 if let Some((_, f)) = FUNC_WORDS.iter().find(|(w, _)| *w == c) {
                     // `\sin^2 x` is `(\sin x)^2`.
-                    let power = if self.eat_op('^') { Some(self.postfix()?) } else { None };
+                    let power = if self.eat_op('^') {
+                        Some(self.postfix()?)
+                    } else {
+                        None
+                    };
                     let arg = if matches!(self.peek(), Some(Tok::Op('(' | '{'))) {
                         self.primary()?
                     } else {
@@ -402,7 +332,10 @@ fn number(n: &str) -> Result<Expr, String> {
     match Rational::parse_decimal(n) {
         Some(r) if decimal => Ok(Expr::Decimal(r)),
         Some(r) => Ok(Expr::Num(r)),
-        None => n.parse::<f64>().map(Expr::Float).map_err(|_| format!("bad number {n:?}")),
+        None => n
+            .parse::<f64>()
+            .map(Expr::Float)
+            .map_err(|_| format!("bad number {n:?}")),
     }
 }
 
@@ -458,10 +391,14 @@ impl Expr {
     pub fn exact(&self) -> Option<Rational> {
         match self {
             Expr::Num(r) | Expr::Decimal(r) => Some(*r),
-            Expr::Add(v) => v.iter().try_fold(Rational::int(0), |acc, e| acc.add(e.exact()?)),
-            Expr::Mul(v) => v.iter().try_fold(Rational::int(1), |acc, e| acc.mul(e.exact()?)),
-            Expr::Neg(a) => a.exact()?.mul(Rational::int(-1)),
-            Expr::Div(a, b) => a.exact()?.div(b.exact()?),
+            Expr::Add(v) => v
+                .iter()
+                .try_fold(Rational::int(0), |acc, e| acc.checked_add(e.exact()?)),
+            Expr::Mul(v) => v
+                .iter()
+                .try_fold(Rational::int(1), |acc, e| acc.checked_mul(e.exact()?)),
+            Expr::Neg(a) => a.exact()?.checked_mul(Rational::int(-1)),
+            Expr::Div(a, b) => a.exact()?.checked_div(b.exact()?),
             Expr::Pow(a, b) => {
                 let e = b.exact()?;
                 if e.den != 1 {
@@ -491,8 +428,12 @@ impl Expr {
             Expr::E => Complex::real(std::f64::consts::E),
             Expr::I => Complex { re: 0.0, im: 1.0 },
             Expr::Inf => Complex::real(f64::INFINITY),
-            Expr::Add(v) => v.iter().fold(Complex::real(0.0), |acc, e| acc + e.eval(env)),
-            Expr::Mul(v) => v.iter().fold(Complex::real(1.0), |acc, e| acc * e.eval(env)),
+            Expr::Add(v) => v
+                .iter()
+                .fold(Complex::real(0.0), |acc, e| acc + e.eval(env)),
+            Expr::Mul(v) => v
+                .iter()
+                .fold(Complex::real(1.0), |acc, e| acc * e.eval(env)),
             Expr::Neg(a) => -a.eval(env),
             Expr::Div(a, b) => a.eval(env) / b.eval(env),
             Expr::Pow(a, b) => a.eval(env).pow(b.eval(env)),
@@ -523,40 +464,5 @@ impl Expr {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn value(s: &str) -> f64 {
-        parse(s).unwrap_or_else(|e| panic!("{s}: {e}")).eval(&BTreeMap::new()).re
-    }
-
-    #[test]
-    fn latex_and_plain_forms_evaluate() {
-        // Hand values: 3/4, 2*sqrt(3), 2^(3^2) = 512, 5! = 120, pi/2.
-        let cases = [
-            ("\\frac{3}{4}", 0.75),
-            ("\\frac34", 0.75),
-            ("2\\sqrt{3}", 2.0 * 3f64.sqrt()),
-            ("2^3^2", 512.0),
-            ("5!", 120.0),
-            ("\\frac{\\pi}{2}", std::f64::consts::FRAC_PI_2),
-            ("pi/2", std::f64::consts::FRAC_PI_2),
-            ("\\sqrt[3]{8}", 2.0),
-            ("-2^2", -4.0),
-            ("(1+2)(3+4)", 21.0),
-            ("2^{-1}", 0.5),
-            ("sqrt(16)", 4.0),
-        ];
-        for (s, want) in cases {
-            assert!((value(s) - want).abs() < 1e-12, "{s}: {} != {want}", value(s));
-        }
-    }
-
-    #[test]
-    fn bombs_are_parse_errors() {
-        let deep = "(".repeat(500) + "1" + &")".repeat(500);
-        assert!(parse(&deep).is_err());
-        assert!(parse(&"1+".repeat(5000)).is_err());
-        assert!(parse("\\frac{1}{").is_err());
-    }
-}
+#[path = "expr/tests.rs"]
+mod tests;

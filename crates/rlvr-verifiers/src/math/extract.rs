@@ -63,9 +63,10 @@ pub fn extract(text: &str, fallback: Fallback) -> Option<(String, Source)> {
         }
     }
     match fallback {
-        Fallback::LastNumber => {
-            NUMBER.find_iter(text).last().map(|m| (m.as_str().to_string(), Source::LastNumber))
-        }
+        Fallback::LastNumber => NUMBER
+            .find_iter(text)
+            .last()
+            .map(|m| (m.as_str().to_string(), Source::LastNumber)),
         Fallback::None => None,
     }
 }
@@ -73,9 +74,14 @@ pub fn extract(text: &str, fallback: Fallback) -> Option<(String, Source)> {
 /// The content of the last `\boxed{…}` or `\fbox{…}` in `text`, with nested and escaped braces
 /// handled; `\boxed 5` (no braces) yields the next word.
 pub fn last_boxed(text: &str) -> Option<&str> {
-    let start = [text.rfind("\\boxed"), text.rfind("\\fbox")].into_iter().flatten().max()?;
+    let start = [text.rfind("\\boxed"), text.rfind("\\fbox")]
+        .into_iter()
+        .flatten()
+        .max()?;
     let after = &text[start..];
-    let after = after.strip_prefix("\\boxed").or_else(|| after.strip_prefix("\\fbox"))?;
+    let after = after
+        .strip_prefix("\\boxed")
+        .or_else(|| after.strip_prefix("\\fbox"))?;
     let trimmed = after.trim_start();
     if let Some(body) = trimmed.strip_prefix('{') {
         let bytes = body.as_bytes();
@@ -96,7 +102,9 @@ pub fn last_boxed(text: &str) -> Option<&str> {
         }
         None
     } else {
-        let word = trimmed.split(|c: char| c.is_whitespace() || c == '$').next()?;
+        let word = trimmed
+            .split(|c: char| c.is_whitespace() || c == '$')
+            .next()?;
         (!word.is_empty() && after.starts_with(' ')).then_some(word)
     }
 }
@@ -108,12 +116,14 @@ fn answer_sentence(rest: &str) -> Option<String> {
         Some(m) => &rest[..m.start()],
         None => rest,
     };
-    let s = if let Some(open) = sentence.find('$') {
-        let inner = &sentence[open + 1..];
-        let inner = inner.strip_prefix('$').unwrap_or(inner);
-        match inner.find('$') {
-            Some(close) => &inner[..close],
-            None => inner,
+    let s = if let Some(open) = find_dollar(sentence, 0) {
+        let mut start = open + 1;
+        if sentence[start..].starts_with('$') {
+            start += 1;
+        }
+        match find_dollar(sentence, start) {
+            Some(close) => &sentence[start..close],
+            None => &sentence[start..],
         }
     } else {
         sentence
@@ -122,13 +132,23 @@ fn answer_sentence(rest: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
 
+/// Byte offset of the first `$` at or after `from` that is not escaped as `\$`.
+fn find_dollar(s: &str, from: usize) -> Option<usize> {
+    let bytes = s.as_bytes();
+    (from..bytes.len()).find(|&k| bytes[k] == b'$' && (k == 0 || bytes[k - 1] != b'\\'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn check(text: &str, want: Option<(&str, Source)>) {
         let got = extract(text, Fallback::LastNumber);
-        assert_eq!(got.as_ref().map(|(s, src)| (s.as_str(), *src)), want, "text: {text:?}");
+        assert_eq!(
+            got.as_ref().map(|(s, src)| (s.as_str(), *src)),
+            want,
+            "text: {text:?}"
+        );
     }
 
     #[test]
@@ -141,8 +161,12 @@ mod tests {
         check("work\n#### 1,234\n", Some(("1,234", Hashes)));
         check("#### 3\n#### 72", Some(("72", Hashes)));
         check("The answer is 1234.", Some(("1234", AnswerIs)));
-        check("So the final answer is $\\frac{3}{4}$. Done", Some((r"\frac{3}{4}", AnswerIs)));
+        check(
+            "So the final answer is $\\frac{3}{4}$. Done",
+            Some((r"\frac{3}{4}", AnswerIs)),
+        );
         check("Answer: 3.5.", Some(("3.5", AnswerIs)));
+        check("The answer is $\\$18.90$.", Some(("\\$18.90", AnswerIs)));
         check("the answer is **-56**", Some(("-56", AnswerIs)));
         check("I got 12 apples and then 15", Some(("15", LastNumber)));
         check("no digits here", None);

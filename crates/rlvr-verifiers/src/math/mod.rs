@@ -6,6 +6,7 @@ pub mod expr;
 pub mod extract;
 pub mod normalize;
 pub mod num;
+mod token;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -23,13 +24,13 @@ pub struct MathConfig {
     #[serde(default)]
     pub fallback: Fallback,
     /// Relative tolerance for inexact values (default 1e-6: radicals and π agree to ~1e-15, a
-    /// rounded decimal such as 0.333 for 1/3 does not) **[PROPOSED]**.
+    /// rounded decimal such as 0.333 for 1/3 does not) **\[PROPOSED\]**.
     #[serde(default = "default_rel_tol")]
     pub rel_tol: f64,
-    /// Absolute tolerance near zero (default 1e-9) **[PROPOSED]**.
+    /// Absolute tolerance near zero (default 1e-9) **\[PROPOSED\]**.
     #[serde(default = "default_abs_tol")]
     pub abs_tol: f64,
-    /// Random points for the algebraic identity test (default 6) **[PROPOSED]**.
+    /// Random points for the algebraic identity test (default 6) **\[PROPOSED\]**.
     #[serde(default = "default_points")]
     pub points: usize,
     /// Rewards per outcome.
@@ -81,7 +82,9 @@ impl MathConfig {
             });
         }
         self.rewards.validate("math")?;
-        Ok(MathVerifier { config: self.clone() })
+        Ok(MathVerifier {
+            config: self.clone(),
+        })
     }
 }
 
@@ -106,12 +109,24 @@ pub struct MathVerifier {
 impl MathVerifier {
     /// Whether `response`'s answer matches `gold` (a bare answer or a full solution): the core
     /// of [`Verifier::verify`], returning the outcome, the extracted answer and details.
-    pub fn check(&self, response: &str, gold: &str) -> (Outcome, Option<String>, serde_json::Value) {
-        let gold_answer = extract::extract(gold, Fallback::None).map_or(gold.to_string(), |(s, _)| s);
+    pub fn check(
+        &self,
+        response: &str,
+        gold: &str,
+    ) -> (Outcome, Option<String>, serde_json::Value) {
+        let gold_answer =
+            extract::extract(gold, Fallback::None).map_or(gold.to_string(), |(s, _)| s);
         let Some((raw, source)) = extract::extract(response, self.config.fallback) else {
-            return (Outcome::Unparseable, None, json!({ "reason": "no final answer found" }));
+            return (
+                Outcome::Unparseable,
+                None,
+                json!({ "reason": "no final answer found" }),
+            );
         };
-        let (ours, theirs) = (normalize::normalize(&raw), normalize::normalize(&gold_answer));
+        let (ours, theirs) = (
+            normalize::normalize(&raw),
+            normalize::normalize(&gold_answer),
+        );
         let details = json!({ "source": source, "answer": ours, "gold": theirs });
         if ours.is_empty() {
             return (Outcome::Unparseable, Some(raw), details);
@@ -124,9 +139,20 @@ impl MathVerifier {
             abs: self.config.abs_tol,
             points: self.config.points,
         };
-        let same =
-            equiv::equivalent(&answer::parse_answer(&ours), &answer::parse_answer(&theirs), &tol);
-        (if same { Outcome::Correct } else { Outcome::Wrong }, Some(raw), details)
+        let same = equiv::equivalent(
+            &answer::parse_answer(&ours),
+            &answer::parse_answer(&theirs),
+            &tol,
+        );
+        (
+            if same {
+                Outcome::Correct
+            } else {
+                Outcome::Wrong
+            },
+            Some(raw),
+            details,
+        )
     }
 }
 
@@ -136,7 +162,12 @@ impl Verifier for MathVerifier {
             return Verdict::zero(Outcome::Error, "math verifier needs a math reference");
         };
         let (outcome, extracted, details) = self.check(response, answer);
-        Verdict::new(self.config.rewards.reward(outcome), outcome, extracted, details)
+        Verdict::new(
+            self.config.rewards.reward(outcome),
+            outcome,
+            extracted,
+            details,
+        )
     }
 
     fn name(&self) -> &'static str {

@@ -15,7 +15,10 @@ static TEXT_CMD: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 static UNIT_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^\s*(?:{UNIT_WORDS})(?:\s+(?:{UNIT_WORDS}))*\s*$")).expect("static regex")
+    Regex::new(&format!(
+        r"^\s*(?:{UNIT_WORDS})(?:\s+(?:{UNIT_WORDS}))*\s*$"
+    ))
+    .expect("static regex")
 });
 static TRAILING_UNIT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
@@ -24,7 +27,8 @@ static TRAILING_UNIT: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 static NUMBER_THEN_WORDS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(-?\d[\d,]*(?:\.\d+)?)\s+[a-zA-Z]{2,}(?:\s+[a-zA-Z]{2,})*$").expect("static regex")
+    Regex::new(r"^(-?\d[\d,]*(?:\.\d+)?)\s+[a-zA-Z]{2,}(?:\s+[a-zA-Z]{2,})*$")
+        .expect("static regex")
 });
 static MATH_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\b(?:pi|sqrt|sin|cos|tan|cot|sec|csc|ln|log|exp|inf|infinity|or|and)\b")
@@ -38,9 +42,8 @@ static FRAC_SHORT: LazyLock<Regex> = LazyLock::new(|| {
 });
 static SQRT_SHORT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\\sqrt\s*([0-9a-zA-Z])").expect("static regex"));
-static MIXED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}$").expect("static regex")
-});
+static MIXED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}$").expect("static regex"));
 static SUBSCRIPT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"_\{(\w+)\}").expect("static regex"));
 static CHOICE: LazyLock<Regex> =
@@ -118,9 +121,18 @@ pub fn normalize(answer: &str) -> String {
             })
             .into_owned();
         // A unit's power (`\mbox{ inches}^2`) is left dangling after removal.
-        s = s.trim().trim_end_matches("^2").trim_end_matches("^{2}").to_string();
+        s = s
+            .trim()
+            .trim_end_matches("^2")
+            .trim_end_matches("^{2}")
+            .to_string();
     }
-    let mut s = s.trim().trim_end_matches('.').trim_end_matches("\\").trim().to_string();
+    let mut s = s
+        .trim()
+        .trim_end_matches('.')
+        .trim_end_matches("\\")
+        .trim()
+        .to_string();
     if let Some(c) = TRAILING_UNIT.captures(&s) {
         s = c[1].trim().to_string();
     }
@@ -177,7 +189,11 @@ fn squeeze_spaces(s: &str) -> String {
 }
 
 fn ends_with_command(s: &str) -> bool {
-    let letters = s.chars().rev().take_while(char::is_ascii_alphabetic).count();
+    let letters = s
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_alphabetic)
+        .count();
     letters > 0 && s[..s.len() - letters].ends_with('\\')
 }
 
@@ -222,6 +238,9 @@ mod tests {
         check("\\$18.90", "18.90");
         check("\\cot x", "\\cot x");
         check("\\frac{\\cos x}{\\sin x}", "\\frac{\\cos x}{\\sin x}");
-        check("\\begin{pmatrix} 1 \\\\ \\frac{2}{3} \\end{pmatrix}", "\\begin{pmatrix}1\\\\\\frac{2}{3}\\end{pmatrix}");
+        check(
+            "\\begin{pmatrix} 1 \\\\ \\frac{2}{3} \\end{pmatrix}",
+            "\\begin{pmatrix}1\\\\\\frac{2}{3}\\end{pmatrix}",
+        );
     }
 }

@@ -29,7 +29,10 @@ impl Rational {
         }
         let g = gcd(num, den).max(1);
         let sign = if den < 0 { -1 } else { 1 };
-        Some(Rational { num: sign * num / g, den: sign * den / g })
+        Some(Rational {
+            num: sign * num / g,
+            den: sign * den / g,
+        })
     }
 
     /// The integer `n`.
@@ -50,7 +53,10 @@ impl Rational {
         };
         let (int_part, frac_part) = digits.split_once('.').unwrap_or((digits, ""));
         if int_part.is_empty() && frac_part.is_empty()
-            || !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit())
+            || !int_part
+                .bytes()
+                .chain(frac_part.bytes())
+                .all(|b| b.is_ascii_digit())
         {
             return None;
         }
@@ -64,7 +70,11 @@ impl Rational {
         }
         let p = 10i128.checked_pow(scale.unsigned_abs())?;
         let num = if neg { -num } else { num };
-        if scale >= 0 { Rational::new(num.checked_mul(p)?, 1) } else { Rational::new(num, p) }
+        if scale >= 0 {
+            Rational::new(num.checked_mul(p)?, 1)
+        } else {
+            Rational::new(num, p)
+        }
     }
 
     /// `self ^ e` for an integer exponent; `None` on overflow or `0 ^ negative`.
@@ -74,17 +84,24 @@ impl Rational {
         }
         let k = u32::try_from(e.unsigned_abs()).ok()?;
         let (n, d) = (self.num.checked_pow(k)?, self.den.checked_pow(k)?);
-        if e >= 0 { Rational::new(n, d) } else { Rational::new(d, n) }
+        if e >= 0 {
+            Rational::new(n, d)
+        } else {
+            Rational::new(d, n)
+        }
     }
 
     /// Checked sum.
-    pub fn add(self, o: Self) -> Option<Self> {
-        let n = self.num.checked_mul(o.den)?.checked_add(o.num.checked_mul(self.den)?)?;
+    pub fn checked_add(self, o: Self) -> Option<Self> {
+        let n = self
+            .num
+            .checked_mul(o.den)?
+            .checked_add(o.num.checked_mul(self.den)?)?;
         Rational::new(n, self.den.checked_mul(o.den)?)
     }
 
     /// Checked product.
-    pub fn mul(self, o: Self) -> Option<Self> {
+    pub fn checked_mul(self, o: Self) -> Option<Self> {
         let g1 = gcd(self.num, o.den).max(1);
         let g2 = gcd(o.num, self.den).max(1);
         let n = (self.num / g1).checked_mul(o.num / g2)?;
@@ -92,8 +109,8 @@ impl Rational {
     }
 
     /// Checked quotient; `None` for division by zero.
-    pub fn div(self, o: Self) -> Option<Self> {
-        self.mul(Rational::new(o.den, o.num)?)
+    pub fn checked_div(self, o: Self) -> Option<Self> {
+        self.checked_mul(Rational::new(o.den, o.num)?)
     }
 
     /// The nearest `f64`.
@@ -127,12 +144,18 @@ impl Complex {
     }
     /// Principal natural logarithm.
     pub fn ln(self) -> Self {
-        Complex { re: self.abs().ln(), im: self.im.atan2(self.re) }
+        Complex {
+            re: self.abs().ln(),
+            im: self.im.atan2(self.re),
+        }
     }
     /// Exponential.
     pub fn exp(self) -> Self {
         let r = self.re.exp();
-        Complex { re: r * self.im.cos(), im: r * self.im.sin() }
+        Complex {
+            re: r * self.im.cos(),
+            im: r * self.im.sin(),
+        }
     }
     /// Principal power `self ^ e`; integer real exponents use repeated multiplication so that
     /// `(-2)^3` stays exactly real.
@@ -142,10 +165,18 @@ impl Complex {
             for _ in 0..(e.re.abs() as u32) {
                 acc = acc * self;
             }
-            return if e.re < 0.0 { Complex::real(1.0) / acc } else { acc };
+            return if e.re < 0.0 {
+                Complex::real(1.0) / acc
+            } else {
+                acc
+            };
         }
         if self.re == 0.0 && self.im == 0.0 {
-            return if e.re > 0.0 { Complex::real(0.0) } else { Complex::real(f64::NAN) };
+            return if e.re > 0.0 {
+                Complex::real(0.0)
+            } else {
+                Complex::real(f64::NAN)
+            };
         }
         (e * self.ln()).exp()
     }
@@ -155,37 +186,55 @@ impl Complex {
             return if self.re >= 0.0 {
                 Complex::real(self.re.sqrt())
             } else {
-                Complex { re: 0.0, im: (-self.re).sqrt() }
+                Complex {
+                    re: 0.0,
+                    im: (-self.re).sqrt(),
+                }
             };
         }
         self.pow(Complex::real(0.5))
     }
     /// Sine.
     pub fn sin(self) -> Self {
-        Complex { re: self.re.sin() * self.im.cosh(), im: self.re.cos() * self.im.sinh() }
+        Complex {
+            re: self.re.sin() * self.im.cosh(),
+            im: self.re.cos() * self.im.sinh(),
+        }
     }
     /// Cosine.
     pub fn cos(self) -> Self {
-        Complex { re: self.re.cos() * self.im.cosh(), im: -self.re.sin() * self.im.sinh() }
+        Complex {
+            re: self.re.cos() * self.im.cosh(),
+            im: -self.re.sin() * self.im.sinh(),
+        }
     }
 }
 
 impl Add for Complex {
     type Output = Complex;
     fn add(self, o: Complex) -> Complex {
-        Complex { re: self.re + o.re, im: self.im + o.im }
+        Complex {
+            re: self.re + o.re,
+            im: self.im + o.im,
+        }
     }
 }
 impl Sub for Complex {
     type Output = Complex;
     fn sub(self, o: Complex) -> Complex {
-        Complex { re: self.re - o.re, im: self.im - o.im }
+        Complex {
+            re: self.re - o.re,
+            im: self.im - o.im,
+        }
     }
 }
 impl Mul for Complex {
     type Output = Complex;
     fn mul(self, o: Complex) -> Complex {
-        Complex { re: self.re * o.re - self.im * o.im, im: self.re * o.im + self.im * o.re }
+        Complex {
+            re: self.re * o.re - self.im * o.im,
+            im: self.re * o.im + self.im * o.re,
+        }
     }
 }
 impl Div for Complex {
@@ -203,7 +252,10 @@ impl Neg for Complex {
     fn neg(self) -> Complex {
         // `0.0 - x` keeps a zero imaginary part positive, so that the principal root of a
         // negated real stays on the positive imaginary axis.
-        Complex { re: 0.0 - self.re, im: 0.0 - self.im }
+        Complex {
+            re: 0.0 - self.re,
+            im: 0.0 - self.im,
+        }
     }
 }
 
@@ -225,10 +277,13 @@ mod tests {
     #[test]
     fn arithmetic_is_exact_and_checked() {
         let third = Rational::new(1, 3).unwrap();
-        assert_eq!(third.add(third).and_then(|x| x.add(third)), Some(Rational::int(1)));
+        assert_eq!(
+            third.checked_add(third).and_then(|x| x.checked_add(third)),
+            Some(Rational::int(1))
+        );
         assert_eq!(Rational::int(2).powi(-2), Rational::new(1, 4));
         assert_eq!(Rational::int(10).powi(40), None);
-        assert_eq!(Rational::int(1).div(Rational::int(0)), None);
+        assert_eq!(Rational::int(1).checked_div(Rational::int(0)), None);
     }
 
     #[test]
@@ -236,6 +291,9 @@ mod tests {
         // sqrt(-4) = 2i; (-2)^3 = -8 exactly.
         let r = Complex::real(-4.0).sqrt();
         assert!((r.re).abs() < 1e-12 && (r.im - 2.0).abs() < 1e-12);
-        assert_eq!(Complex::real(-2.0).pow(Complex::real(3.0)), Complex::real(-8.0));
+        assert_eq!(
+            Complex::real(-2.0).pow(Complex::real(3.0)),
+            Complex::real(-8.0)
+        );
     }
 }

@@ -113,10 +113,17 @@ pub(super) fn score(
                 .map_err(|e| format!("bad regex: {e}"))?;
             bool_score(re.is_match(response), format!("regex {pattern:?}"))
         }
-        CriterionKind::Contains { text, case_insensitive } => {
-            bool_score(contains(response, text, *case_insensitive), format!("contains {text:?}"))
-        }
-        CriterionKind::NotContains { text, case_insensitive } => bool_score(
+        CriterionKind::Contains {
+            text,
+            case_insensitive,
+        } => bool_score(
+            contains(response, text, *case_insensitive),
+            format!("contains {text:?}"),
+        ),
+        CriterionKind::NotContains {
+            text,
+            case_insensitive,
+        } => bool_score(
             !contains(response, text, *case_insensitive),
             format!("does not contain {text:?}"),
         ),
@@ -185,5 +192,7 @@ fn find_json(response: &str) -> Option<serde_json::Value> {
     }
     let start = response.find(['{', '['])?;
     let end = response.rfind(['}', ']'])?;
-    (end > start).then(|| serde_json::from_str(&response[start..=end]).ok()).flatten()
+    (end > start)
+        .then(|| serde_json::from_str(&response[start..=end]).ok())
+        .flatten()
 }

@@ -16,7 +16,11 @@ const SYSTEM_PROMPT: &str = "You grade a response against one criterion. Reply w
 number between 0 and 1 (1 = fully satisfied, 0 = not at all), and nothing else.";
 
 /// Asks the judge about `response`; returns the score in `[0, 1]` and the judge's raw reply.
-pub(super) fn judge(cfg: &JudgeConfig, question: &str, response: &str) -> Result<(f64, String), String> {
+pub(super) fn judge(
+    cfg: &JudgeConfig,
+    question: &str,
+    response: &str,
+) -> Result<(f64, String), String> {
     let key = cfg
         .api_key
         .clone()
@@ -31,7 +35,12 @@ pub(super) fn judge(cfg: &JudgeConfig, question: &str, response: &str) -> Result
     })
     .to_string();
     let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
-    let reply = post(&url, &body, key.as_deref(), Duration::from_secs_f64(cfg.timeout_s))?;
+    let reply = post(
+        &url,
+        &body,
+        key.as_deref(),
+        Duration::from_secs_f64(cfg.timeout_s),
+    )?;
     let v: serde_json::Value =
         serde_json::from_str(&reply).map_err(|e| format!("judge reply is not JSON: {e}"))?;
     let said = v["choices"][0]["message"]["content"]
@@ -39,7 +48,10 @@ pub(super) fn judge(cfg: &JudgeConfig, question: &str, response: &str) -> Result
         .ok_or("judge reply has no choices[0].message.content")?
         .trim()
         .to_string();
-    Ok((parse_score(&said).ok_or_else(|| format!("no score in judge reply {said:?}"))?, said))
+    Ok((
+        parse_score(&said).ok_or_else(|| format!("no score in judge reply {said:?}"))?,
+        said,
+    ))
 }
 
 /// `"0.8"` → 0.8, `"yes"` → 1, `"No."` → 0, `"7/10"` → 0.7, `"8"` (a 0–10 scale) → 0.8.
@@ -51,8 +63,11 @@ fn parse_score(said: &str) -> Option<f64> {
     if lower.starts_with("no") {
         return Some(0.0);
     }
-    let num: String =
-        lower.chars().skip_while(|c| !c.is_ascii_digit()).take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '/').collect();
+    let num: String = lower
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '/')
+        .collect();
     let x = match num.split_once('/') {
         Some((a, b)) => a.parse::<f64>().ok()? / b.parse::<f64>().ok()?,
         None => num.parse::<f64>().ok()?,
@@ -63,9 +78,17 @@ fn parse_score(said: &str) -> Option<f64> {
 
 /// POSTs JSON to a plain-HTTP URL and returns the response body of a 2xx reply.
 fn post(url: &str, body: &str, key: Option<&str>, timeout: Duration) -> Result<String, String> {
-    let rest = url.strip_prefix("http://").ok_or("judge URL must start with http://")?;
-    let (host, path) = rest.split_once('/').map_or((rest, "/".to_string()), |(h, p)| (h, format!("/{p}")));
-    let addr_text = if host.contains(':') { host.to_string() } else { format!("{host}:80") };
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or("judge URL must start with http://")?;
+    let (host, path) = rest
+        .split_once('/')
+        .map_or((rest, "/".to_string()), |(h, p)| (h, format!("/{p}")));
+    let addr_text = if host.contains(':') {
+        host.to_string()
+    } else {
+        format!("{host}:80")
+    };
     let addr = addr_text
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve {host}: {e}"))?
@@ -73,23 +96,41 @@ fn post(url: &str, body: &str, key: Option<&str>, timeout: Duration) -> Result<S
         .ok_or_else(|| format!("cannot resolve {host}"))?;
     let mut stream =
         TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("connect {addr}: {e}"))?;
-    stream.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    stream.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    let auth = key.map(|k| format!("Authorization: Bearer {k}\r\n")).unwrap_or_default();
+    stream
+        .set_read_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    stream
+        .set_write_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    let auth = key
+        .map(|k| format!("Authorization: Bearer {k}\r\n"))
+        .unwrap_or_default();
     let request = format!(
         "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    stream.write_all(request.as_bytes()).map_err(|e| format!("send: {e}"))?;
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| format!("send: {e}"))?;
     let mut raw = Vec::new();
-    stream.take(MAX_REPLY).read_to_end(&mut raw).map_err(|e| format!("read: {e}"))?;
+    stream
+        .take(MAX_REPLY)
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("read: {e}"))?;
     let text = String::from_utf8_lossy(&raw);
     let (head, payload) = text.split_once("\r\n\r\n").ok_or("malformed HTTP reply")?;
-    let status: u16 = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or("no HTTP status")?;
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or("no HTTP status")?;
     if !(200..300).contains(&status) {
         return Err(format!("judge returned HTTP {status}"));
     }
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         return dechunk(payload);
     }
     Ok(payload.to_string())
@@ -114,7 +155,15 @@ mod tests {
 
     #[test]
     fn scores_parse() {
-        let cases = [("0.8", Some(0.8)), ("Yes.", Some(1.0)), ("no", Some(0.0)), ("7/10", Some(0.7)), ("8", Some(0.8)), ("banana", None), ("42", None)];
+        let cases = [
+            ("0.8", Some(0.8)),
+            ("Yes.", Some(1.0)),
+            ("no", Some(0.0)),
+            ("7/10", Some(0.7)),
+            ("8", Some(0.8)),
+            ("banana", None),
+            ("42", None),
+        ];
         for (s, want) in cases {
             assert_eq!(parse_score(s), want, "{s}");
         }
@@ -122,6 +171,9 @@ mod tests {
 
     #[test]
     fn chunked_bodies_decode() {
-        assert_eq!(dechunk("4\r\nWiki\r\n5\r\npedia\r\n0\r\n\r\n").unwrap(), "Wikipedia");
+        assert_eq!(
+            dechunk("4\r\nWiki\r\n5\r\npedia\r\n0\r\n\r\n").unwrap(),
+            "Wikipedia"
+        );
     }
 }

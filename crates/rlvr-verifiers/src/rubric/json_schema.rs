@@ -38,7 +38,10 @@ fn check(v: &Value, s: &Value, path: &str, depth: usize) -> Result<(), String> {
     if let Some(e) = s.get("enum").and_then(Value::as_array)
         && !e.contains(v)
     {
-        return Err(format!("{path}: {v} is not one of {}", Value::Array(e.clone())));
+        return Err(format!(
+            "{path}: {v} is not one of {}",
+            Value::Array(e.clone())
+        ));
     }
     if let Some(c) = s.get("const")
         && c != v
@@ -59,19 +62,31 @@ fn check(v: &Value, s: &Value, path: &str, depth: usize) -> Result<(), String> {
     }
     if let Some(text) = v.as_str() {
         let n = text.chars().count() as u64;
-        if s.get("minLength").and_then(Value::as_u64).is_some_and(|m| n < m) {
+        if s.get("minLength")
+            .and_then(Value::as_u64)
+            .is_some_and(|m| n < m)
+        {
             return Err(format!("{path}: shorter than minLength"));
         }
-        if s.get("maxLength").and_then(Value::as_u64).is_some_and(|m| n > m) {
+        if s.get("maxLength")
+            .and_then(Value::as_u64)
+            .is_some_and(|m| n > m)
+        {
             return Err(format!("{path}: longer than maxLength"));
         }
     }
     if let Some(items) = v.as_array() {
         let n = items.len() as u64;
-        if s.get("minItems").and_then(Value::as_u64).is_some_and(|m| n < m) {
+        if s.get("minItems")
+            .and_then(Value::as_u64)
+            .is_some_and(|m| n < m)
+        {
             return Err(format!("{path}: fewer than minItems"));
         }
-        if s.get("maxItems").and_then(Value::as_u64).is_some_and(|m| n > m) {
+        if s.get("maxItems")
+            .and_then(Value::as_u64)
+            .is_some_and(|m| n > m)
+        {
             return Err(format!("{path}: more than maxItems"));
         }
         if let Some(item_schema) = s.get("items") {
@@ -141,7 +156,10 @@ mod tests {
             (json!({"name": "x", "age": 2.5}), false),
             (json!({"name": "x", "age": 3, "extra": 1}), false),
             (json!({"name": "x", "age": 3, "tags": ["c"]}), false),
-            (json!({"name": "x", "age": 3, "tags": ["a", "a", "a"]}), false),
+            (
+                json!({"name": "x", "age": 3, "tags": ["a", "a", "a"]}),
+                false,
+            ),
             (json!([1]), false),
         ];
         for (v, ok) in cases {

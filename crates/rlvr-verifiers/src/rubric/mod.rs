@@ -65,7 +65,9 @@ impl RubricConfig {
                 });
             }
         }
-        Ok(RubricVerifier { config: self.clone() })
+        Ok(RubricVerifier {
+            config: self.clone(),
+        })
     }
 }
 
@@ -87,7 +89,10 @@ impl Verifier for RubricVerifier {
         if criteria.is_empty() {
             return Verdict::zero(Outcome::Error, "rubric has no criteria");
         }
-        if let Some(c) = criteria.iter().find(|c| !(c.weight.is_finite() && c.weight > 0.0)) {
+        if let Some(c) = criteria
+            .iter()
+            .find(|c| !(c.weight.is_finite() && c.weight > 0.0))
+        {
             return Verdict::zero(
                 Outcome::Error,
                 format!("criterion `{}`: weight {} must be > 0", c.id, c.weight),
@@ -106,7 +111,8 @@ impl Verifier for RubricVerifier {
             total += c.weight * score;
             weights += c.weight;
             all &= score >= 1.0;
-            results.push(json!({ "id": c.id, "weight": c.weight, "score": score, "detail": detail }));
+            results
+                .push(json!({ "id": c.id, "weight": c.weight, "score": score, "detail": detail }));
         }
         let reward = (total / weights) as f32;
         let outcome = if errors == criteria.len() {
@@ -118,7 +124,12 @@ impl Verifier for RubricVerifier {
         } else {
             Outcome::Partial
         };
-        Verdict::new(reward, outcome, None, json!({ "criteria": results, "errors": errors }))
+        Verdict::new(
+            reward,
+            outcome,
+            None,
+            json!({ "criteria": results, "errors": errors }),
+        )
     }
 
     fn name(&self) -> &'static str {

@@ -31,13 +31,49 @@ impl Isolation {
     pub(super) fn candidates(is_root: bool) -> Vec<Isolation> {
         let mut out = Vec::new();
         if is_root {
-            out.push(Isolation { drop_uid: true, user_ns: false, net_ns: true, pid_ns: true, mount_ns: true });
-            out.push(Isolation { drop_uid: true, user_ns: false, net_ns: true, pid_ns: true, mount_ns: false });
-            out.push(Isolation { drop_uid: true, user_ns: false, net_ns: false, pid_ns: false, mount_ns: false });
+            out.push(Isolation {
+                drop_uid: true,
+                user_ns: false,
+                net_ns: true,
+                pid_ns: true,
+                mount_ns: true,
+            });
+            out.push(Isolation {
+                drop_uid: true,
+                user_ns: false,
+                net_ns: true,
+                pid_ns: true,
+                mount_ns: false,
+            });
+            out.push(Isolation {
+                drop_uid: true,
+                user_ns: false,
+                net_ns: false,
+                pid_ns: false,
+                mount_ns: false,
+            });
         }
-        out.push(Isolation { drop_uid: false, user_ns: true, net_ns: true, pid_ns: true, mount_ns: true });
-        out.push(Isolation { drop_uid: false, user_ns: true, net_ns: true, pid_ns: false, mount_ns: false });
-        out.push(Isolation { drop_uid: false, user_ns: false, net_ns: false, pid_ns: false, mount_ns: false });
+        out.push(Isolation {
+            drop_uid: false,
+            user_ns: true,
+            net_ns: true,
+            pid_ns: true,
+            mount_ns: true,
+        });
+        out.push(Isolation {
+            drop_uid: false,
+            user_ns: true,
+            net_ns: true,
+            pid_ns: false,
+            mount_ns: false,
+        });
+        out.push(Isolation {
+            drop_uid: false,
+            user_ns: false,
+            net_ns: false,
+            pid_ns: false,
+            mount_ns: false,
+        });
         out
     }
 
@@ -90,7 +126,11 @@ pub(super) struct ChildPlan {
 }
 
 fn check(rc: libc::c_int) -> io::Result<()> {
-    if rc == -1 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    if rc == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }
 
 /// Runs in the forked child before `exec` (async-signal-safe calls only, no allocation).
@@ -145,8 +185,11 @@ pub(super) unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
         }
         if iso.pid_ns {
             // The first child in the new namespace is its init: fork it, and let this process
-            // wait and pass on the exit status. It closes every descriptor so that the parent's
-            // pipes see end-of-file exactly when the program's side is done.
+            // wait and pass on the exit status. This process is a subreaper, so whatever the
+            // program leaves behind is reparented here (not to the host's init) and reaped when
+            // the namespace is torn down. It closes every descriptor so that the parent's pipes
+            // see end-of-file exactly when the program's side is done.
+            check(libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))?;
             let pid = libc::fork();
             if pid == -1 {
                 return Err(io::Error::last_os_error());
@@ -155,20 +198,22 @@ pub(super) unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
                 for fd in 0..1024 {
                     libc::close(fd);
                 }
-                let mut status = 0;
+                let mut code = 255;
                 loop {
-                    let r = libc::waitpid(pid, &mut status, 0);
-                    if r == pid || (r == -1 && *libc::__errno_location() != libc::EINTR) {
+                    let mut status = 0;
+                    let r = libc::waitpid(-1, &mut status, 0);
+                    if r == pid {
+                        code = if libc::WIFEXITED(status) {
+                            libc::WEXITSTATUS(status)
+                        } else if libc::WIFSIGNALED(status) {
+                            128 + libc::WTERMSIG(status)
+                        } else {
+                            255
+                        };
+                    } else if r == -1 && *libc::__errno_location() != libc::EINTR {
                         break;
                     }
                 }
-                let code = if libc::WIFEXITED(status) {
-                    libc::WEXITSTATUS(status)
-                } else if libc::WIFSIGNALED(status) {
-                    128 + libc::WTERMSIG(status)
-                } else {
-                    255
-                };
                 libc::_exit(code);
             }
         }
@@ -181,7 +226,10 @@ pub(super) unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
             (libc::RLIMIT_NOFILE, l.open_files),
             (libc::RLIMIT_CORE, 0),
         ] {
-            let lim = libc::rlimit { rlim_cur: v, rlim_max: v };
+            let lim = libc::rlimit {
+                rlim_cur: v,
+                rlim_max: v,
+            };
             check(libc::setrlimit(res, &lim))?;
         }
         if iso.drop_uid {
@@ -190,7 +238,13 @@ pub(super) unsafe fn enter(plan: &ChildPlan) -> io::Result<()> {
             check(libc::setuid(plan.uid))?;
         }
         // Die with the parent (set after setuid, which clears it).
-        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0))?;
+        check(libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ))?;
         Ok(())
     }
 }

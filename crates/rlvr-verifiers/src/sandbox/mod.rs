@@ -52,6 +52,8 @@ pub const HARNESS: &str = include_str!("harness.py");
 const UID_BASE: u32 = 0x6000_0000;
 /// Size of the private uid range (one uid per concurrent run).
 const UID_RANGE: u32 = 1 << 16;
+/// How long the namespace's subreaper gets to collect everything after its init is killed.
+const REAP_GRACE: Duration = Duration::from_secs(1);
 /// How long to wait for output pipes to close after the process is gone.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
@@ -165,7 +167,9 @@ impl Sandbox {
         }
         static CACHE: OnceLock<ProbeCache> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
-        let mut guard = cache.lock().map_err(|_| Error::Sandbox { reason: "probe cache poisoned".into() })?;
+        let mut guard = cache.lock().map_err(|_| Error::Sandbox {
+            reason: "probe cache poisoned".into(),
+        })?;
         let found = match guard.iter().find(|(k, _)| *k == config.python) {
             Some((_, r)) => r.clone(),
             None => {
@@ -175,7 +179,11 @@ impl Sandbox {
             }
         };
         let (python, isolation) = found.map_err(|reason| Error::Sandbox { reason })?;
-        Ok(Sandbox { config: config.clone(), python, isolation })
+        Ok(Sandbox {
+            config: config.clone(),
+            python,
+            isolation,
+        })
     }
 
     /// The isolation layers in force.
@@ -193,12 +201,21 @@ impl Sandbox {
     /// # Errors
     /// [`Error::Sandbox`] when the process cannot be started (never for what the program does).
     pub fn run(&self, args: &[&str], stdin: &[u8], timeout: Duration) -> Result<RunOutput> {
-        run_with(&self.python, self.isolation, &self.config, args, stdin, timeout)
+        run_with(
+            &self.python,
+            self.isolation,
+            &self.config,
+            args,
+            stdin,
+            timeout,
+        )
     }
 }
 
 fn sandbox_err(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Sandbox { reason: format!("{what}: {e}") }
+    Error::Sandbox {
+        reason: format!("{what}: {e}"),
+    }
 }
 
 /// Tries interpreters × isolation levels, strongest isolation first.
@@ -224,14 +241,24 @@ fn probe(config: &SandboxConfig) -> std::result::Result<(PathBuf, Isolation), St
     pythons.retain(|p| p.is_file());
     pythons.dedup();
     if pythons.is_empty() {
-        return Err(format!("no Python interpreter found for `{}`", config.python));
+        return Err(format!(
+            "no Python interpreter found for `{}`",
+            config.python
+        ));
     }
     // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
     let mut last = String::new();
     for iso in Isolation::candidates(is_root) {
         for py in &pythons {
-            match run_with(py, iso, config, &["-c", "print('ok')"], b"", Duration::from_secs(20)) {
+            match run_with(
+                py,
+                iso,
+                config,
+                &["-c", "print('ok')"],
+                b"",
+                Duration::from_secs(20),
+            ) {
                 Ok(out) if out.code == Some(0) && out.stdout.starts_with(b"ok") => {
                     return Ok((py.clone(), iso));
                 }
@@ -248,7 +275,9 @@ fn probe(config: &SandboxConfig) -> std::result::Result<(PathBuf, Isolation), St
             }
         }
     }
-    Err(format!("no interpreter starts in the sandbox; last attempt: {last}"))
+    Err(format!(
+        "no interpreter starts in the sandbox; last attempt: {last}"
+    ))
 }
 
 fn run_with(
@@ -339,9 +368,21 @@ fn run_with(
     let (status, timed_out) = match status_rx.recv_timeout(timeout) {
         Ok(s) => (s, false),
         Err(_) => {
-            // SAFETY: signals the process group created by setsid in the child.
-            unsafe { libc::killpg(pgid, libc::SIGKILL) };
-            (status_rx.recv().map_err(|e| sandbox_err("wait", e))?, true)
+            // With a PID namespace, killing its init tears the namespace down and lets the
+            // subreaper above it collect every descendant before it exits; the process group
+            // is the fallback.
+            if isolation.pid_ns {
+                kill_children(pgid);
+            }
+            let status = match status_rx.recv_timeout(REAP_GRACE) {
+                Ok(s) => s,
+                Err(_) => {
+                    // SAFETY: signals the process group created by setsid in the child.
+                    unsafe { libc::killpg(pgid, libc::SIGKILL) };
+                    status_rx.recv().map_err(|e| sandbox_err("wait", e))?
+                }
+            };
+            (status, true)
         }
     };
     // Stragglers in the group (without a PID namespace) go too.
@@ -373,10 +414,29 @@ fn run_with(
     })
 }
 
+/// SIGKILLs the children of `pid` (listed in `/proc/<pid>/task/<pid>/children`).
+fn kill_children(pid: i32) {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    let Ok(list) = std::fs::read_to_string(path) else {
+        return;
+    };
+    for child in list
+        .split_whitespace()
+        .filter_map(|c| c.parse::<i32>().ok())
+    {
+        // SAFETY: kill has no memory-safety preconditions; a vanished pid gives ESRCH.
+        unsafe { libc::kill(child, libc::SIGKILL) };
+    }
+}
+
 type Captured = Arc<Mutex<(Vec<u8>, bool)>>;
 
 /// Reads a pipe to its end on a thread, keeping the first `cap` bytes.
-fn reader<R: Read + Send + 'static>(pipe: Option<R>, cap: usize, done: mpsc::Sender<()>) -> Captured {
+fn reader<R: Read + Send + 'static>(
+    pipe: Option<R>,
+    cap: usize,
+    done: mpsc::Sender<()>,
+) -> Captured {
     let buf: Captured = Arc::new(Mutex::new((Vec::new(), false)));
     let out = Arc::clone(&buf);
     std::thread::spawn(move || {
@@ -402,5 +462,7 @@ fn reader<R: Read + Send + 'static>(pipe: Option<R>, cap: usize, done: mpsc::Sen
 }
 
 fn take(c: &Captured) -> (Vec<u8>, bool) {
-    c.lock().map(|mut b| (std::mem::take(&mut b.0), b.1)).unwrap_or_default()
+    c.lock()
+        .map(|mut b| (std::mem::take(&mut b.0), b.1))
+        .unwrap_or_default()
 }
