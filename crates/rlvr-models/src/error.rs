@@ -103,6 +103,62 @@ pub enum Error {
         /// What went wrong (minijinja's message, with the template line when known).
         message: String,
     },
+
+    // ---- GGUF ----
+    /// A file does not start with the GGUF magic bytes.
+    #[error("{path}: not a GGUF file (first bytes {found:?}, expected \"GGUF\")")]
+    GgufBadMagic {
+        /// The file.
+        path: PathBuf,
+        /// The first (up to four) bytes found.
+        found: Vec<u8>,
+    },
+    /// A GGUF file ends inside a structure it declares (header, metadata, tensor info or data).
+    #[error("{path}: truncated GGUF file: {what} at byte {offset} needs {needed} bytes, the file has {len}")]
+    GgufTruncated {
+        /// The file.
+        path: PathBuf,
+        /// What was being read, e.g. "metadata key 3" or "data of tensor `blk.0.attn_q.weight`".
+        what: String,
+        /// Byte offset where the read started.
+        offset: u64,
+        /// Bytes the read needed.
+        needed: u64,
+        /// File length.
+        len: u64,
+    },
+    /// A GGUF tensor or metadata value carries a type id that GGUF does not define.
+    #[error("{path}: {what}: unknown GGUF type id {type_id}")]
+    GgufUnknownType {
+        /// The file.
+        path: PathBuf,
+        /// Which tensor or metadata key.
+        what: String,
+        /// The type id found.
+        type_id: u32,
+    },
+    /// A GGUF tensor is stored in a known ggml type this crate cannot dequantize.
+    #[error(
+        "{path}: tensor `{tensor}`: ggml type {type_name} is not supported \
+         (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q6_K)"
+    )]
+    GgufUnsupportedType {
+        /// The file.
+        path: PathBuf,
+        /// The GGUF tensor name.
+        tensor: String,
+        /// The ggml type name, e.g. `Q5_K`.
+        type_name: String,
+    },
+    /// A GGUF file is malformed or lacks metadata the import needs (the message names the key
+    /// or tensor).
+    #[error("{path}: {message}")]
+    Gguf {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the metadata key or tensor.
+        message: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

@@ -29,6 +29,8 @@
 //! - [`Tokenizer`]: `tokenizer.json` + chat template (minijinja) + special tokens.
 //! - [`generate`] / [`generate_with_stop_strings`]: batched KV-cache sampling ([`Sampler`]).
 //! - [`token_logprobs`]: teacher-forced log-probs and entropies for training.
+//! - [`gguf`]: llama.cpp GGUF checkpoints (dequantization, tokenizer from metadata) imported
+//!   into a HF directory ([`gguf::import_gguf`]).
 //!
 //! # Feature flags
 //! - default: burn's `flex` CPU backend (`Device::flex()`).
@@ -40,6 +42,7 @@ mod checkpoint;
 mod config;
 mod error;
 mod generate;
+pub mod gguf;
 mod kv_cache;
 mod logprobs;
 mod model;

@@ -69,6 +69,16 @@ pub enum Error {
         /// Entries given.
         got: usize,
     },
+    /// A host-side input of the advantage shaping stages is malformed at one position.
+    #[error("`{field}`[{index}]: {reason}")]
+    BadInput {
+        /// The input's name (a field of `shaping::StageInput`).
+        field: &'static str,
+        /// The sequence or group index where it is wrong.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// Result with the crate's [`Error`].

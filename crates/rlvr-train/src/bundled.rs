@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use burn::tensor::Device;
 use rlvr_models::{CausalLm, ModelConfig, Tokenizer, load_pretrained, save_pretrained};
 
-use crate::char_tokenizer::{ALPHABET, EOS_ID, PAD_ID, tokenizer_config_json, tokenizer_json, vocab_size};
+use crate::char_tokenizer::{
+    ALPHABET, EOS_ID, PAD_ID, tokenizer_config_json, tokenizer_json, vocab_size,
+};
 use crate::config::RunConfig;
 use crate::data::Example;
 use crate::error::{Error, Result};
@@ -29,12 +31,23 @@ pub struct BasePolicy {
 }
 
 /// Loads `model.base`, or builds/reuses the warm-started bundled model.
-pub fn base_policy(config: &RunConfig, train_set: &[Example], device: &Device) -> Result<BasePolicy> {
+pub fn base_policy(
+    config: &RunConfig,
+    train_set: &[Example],
+    held_out: &[Example],
+    device: &Device,
+) -> Result<BasePolicy> {
     let dir = if config.model.base.as_os_str().is_empty() {
-        let dir = config.sft.cache_dir.join(format!("bundled-{:016x}", cache_key(config)?));
+        let dir = config
+            .sft
+            .cache_dir
+            .join(format!("bundled-{:016x}", cache_key(config)?));
         if !dir.join("model.safetensors").exists() {
-            eprintln!("warm start: supervised fine-tuning of the bundled model -> {}", dir.display());
-            warm_start(config, train_set, device, &dir)?;
+            eprintln!(
+                "warm start: supervised fine-tuning of the bundled model -> {}",
+                dir.display()
+            );
+            warm_start(config, train_set, held_out, device, &dir)?;
         } else {
             eprintln!("warm start: reusing {}", dir.display());
         }
@@ -49,7 +62,12 @@ pub fn base_policy(config: &RunConfig, train_set: &[Example], device: &Device) -
 pub fn load_dir(dir: &Path, device: &Device) -> Result<BasePolicy> {
     let (model, config) = load_pretrained(dir, device)?;
     let tokenizer = Tokenizer::from_dir(dir)?;
-    Ok(BasePolicy { model, config, tokenizer, dir: dir.to_path_buf() })
+    Ok(BasePolicy {
+        model,
+        config,
+        tokenizer,
+        dir: dir.to_path_buf(),
+    })
 }
 
 /// The architecture of the bundled model (a Qwen2-style decoder with a character vocabulary).
@@ -77,15 +95,28 @@ pub fn bundled_model_config(config: &RunConfig) -> Result<ModelConfig> {
     serde_json::from_value(hf).map_err(|e| Error::Config(format!("bundled model config: {e}")))
 }
 
-fn warm_start(config: &RunConfig, train_set: &[Example], device: &Device, dir: &Path) -> Result<()> {
+fn warm_start(
+    config: &RunConfig,
+    train_set: &[Example],
+    held_out: &[Example],
+    device: &Device,
+    dir: &Path,
+) -> Result<()> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    let tmp = parent.join(format!(".{}.tmp-{}", dir.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    let tmp = parent.join(format!(
+        ".{}.tmp-{}",
+        dir.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
     }
     std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    for (name, text) in [("tokenizer.json", tokenizer_json(ALPHABET)), ("tokenizer_config.json", tokenizer_config_json())] {
+    for (name, text) in [
+        ("tokenizer.json", tokenizer_json(ALPHABET)),
+        ("tokenizer_config.json", tokenizer_config_json()),
+    ] {
         let p = tmp.join(name);
         std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
     }
@@ -93,7 +124,15 @@ fn warm_start(config: &RunConfig, train_set: &[Example], device: &Device, dir: &
     let model_config = bundled_model_config(config)?;
     device.seed(config.seed);
     let model = CausalLm::new(&model_config, device);
-    let model = train_sft(model, &tokenizer, train_set, &config.sft, config.seed, device)?;
+    let model = train_sft(
+        model,
+        &tokenizer,
+        train_set,
+        held_out,
+        &config.sft,
+        config.seed,
+        device,
+    )?;
     save_pretrained(&model, &model_config, &tmp)?;
     std::fs::rename(&tmp, dir).map_err(|e| Error::io(dir, e))
 }
@@ -101,7 +140,12 @@ fn warm_start(config: &RunConfig, train_set: &[Example], device: &Device, dir: &
 fn cache_key(config: &RunConfig) -> Result<u64> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     let model = serde_json::to_string(&config.model).expect("serializes");
-    let sft = serde_json::to_string(&(&config.sft.steps, &config.sft.batch_size, config.sft.lr.to_bits())).expect("serializes");
+    let sft = serde_json::to_string(&(
+        &config.sft.steps,
+        &config.sft.batch_size,
+        config.sft.lr.to_bits(),
+    ))
+    .expect("serializes");
     (model, sft, config.seed, ALPHABET).hash(&mut h);
     let data = std::fs::read(&config.data.train).map_err(|e| Error::io(&config.data.train, e))?;
     data.hash(&mut h);

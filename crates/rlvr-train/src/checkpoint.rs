@@ -85,7 +85,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let tmp = path.with_file_name(format!(
         ".{}.tmp-{}",
-        path.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        path.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         std::process::id()
     ));
     let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
@@ -123,7 +124,11 @@ fn prune(dir: &Path, keep: usize) -> Result<()> {
     let mut steps: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("step-")))
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("step-"))
+        })
         .collect();
     steps.sort();
     let excess = steps.len().saturating_sub(keep.max(1));
@@ -142,7 +147,13 @@ mod tests {
         let run = tempfile::tempdir().unwrap();
         for step in [10, 20, 30] {
             save(run.path(), step, 2, |dir| {
-                write_state(dir, &TrainerState { step, ..Default::default() })
+                write_state(
+                    dir,
+                    &TrainerState {
+                        step,
+                        ..Default::default()
+                    },
+                )
             })
             .unwrap();
         }
@@ -160,9 +171,19 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_the_previous_checkpoint() {
         let run = tempfile::tempdir().unwrap();
-        save(run.path(), 1, 3, |dir| write_state(dir, &TrainerState::default())).unwrap();
-        let err = save(run.path(), 2, 3, |_| Err(Error::Checkpoint("disk full".into())));
+        save(run.path(), 1, 3, |dir| {
+            write_state(dir, &TrainerState::default())
+        })
+        .unwrap();
+        let err = save(run.path(), 2, 3, |_| {
+            Err(Error::Checkpoint("disk full".into()))
+        });
         assert!(err.is_err());
-        assert!(latest(run.path()).unwrap().unwrap().ends_with("step-000001"));
+        assert!(
+            latest(run.path())
+                .unwrap()
+                .unwrap()
+                .ends_with("step-000001")
+        );
     }
 }

@@ -26,20 +26,41 @@ pub struct ArmResult {
 }
 
 /// Runs every (config, seed) pair and writes `results.md`, `results.json` and plots into `out`.
-pub fn compare(configs: &[PathBuf], overrides: &[String], seeds: usize, out: &Path) -> Result<Vec<ArmResult>> {
+pub fn compare(
+    configs: &[PathBuf],
+    overrides: &[String],
+    seeds: usize,
+    out: &Path,
+) -> Result<Vec<ArmResult>> {
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     let mut arms = Vec::new();
     for path in configs {
-        let name = path.file_stem().map_or_else(|| "config".into(), |s| s.to_string_lossy().into_owned());
-        let mut arm = ArmResult { name: name.clone(), base: vec![], accuracy: vec![], seconds: vec![], runs: vec![] };
+        let name = path
+            .file_stem()
+            .map_or_else(|| "config".into(), |s| s.to_string_lossy().into_owned());
+        let mut arm = ArmResult {
+            name: name.clone(),
+            base: vec![],
+            accuracy: vec![],
+            seconds: vec![],
+            runs: vec![],
+        };
         for seed in 0..seeds {
             let mut sets = overrides.to_vec();
             sets.push(format!("seed={seed}"));
-            sets.push(format!("run_dir=\"{}\"", out.join(format!("{name}-seed{seed}")).display()));
+            sets.push(format!(
+                "run_dir=\"{}\"",
+                out.join(format!("{name}-seed{seed}")).display()
+            ));
             let config = RunConfig::load(Some(path), &sets)?;
             eprintln!("compare: {name}, seed {seed}");
             let o = train(config, &RunOptions::default())?;
-            eprintln!("compare: {name}, seed {seed}: {:.1}% -> {:.1}% in {:.0} s", 100.0 * o.base_accuracy, 100.0 * o.final_accuracy, o.seconds);
+            eprintln!(
+                "compare: {name}, seed {seed}: {:.1}% -> {:.1}% in {:.0} s",
+                100.0 * o.base_accuracy,
+                100.0 * o.final_accuracy,
+                o.seconds
+            );
             arm.base.push(o.base_accuracy);
             arm.accuracy.push(o.final_accuracy);
             arm.seconds.push(o.seconds);
@@ -58,19 +79,37 @@ pub fn mean_std(v: &[f64]) -> (f64, f64) {
         return (f64::NAN, f64::NAN);
     }
     let mean = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 { v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
     (mean, var.sqrt())
 }
 
 fn write_results(arms: &[ArmResult], out: &Path) -> Result<()> {
-    let mut md = String::from("| config | seeds | base accuracy | final accuracy (mean ± std) | wall time (s, mean) |\n|---|---|---|---|---|\n");
+    let mut md = String::from(
+        "| config | seeds | base accuracy | final accuracy (mean ± std) | wall time (s, mean) |\n|---|---|---|---|---|\n",
+    );
     for a in arms {
         let (b, _) = mean_std(&a.base);
         let (m, s) = mean_std(&a.accuracy);
         let (t, _) = mean_std(&a.seconds);
-        let _ = writeln!(md, "| {} | {} | {:.1}% | {:.1}% ± {:.1} | {:.0} |", a.name, a.accuracy.len(), 100.0 * b, 100.0 * m, 100.0 * s, t);
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.1}% | {:.1}% ± {:.1} | {:.0} |",
+            a.name,
+            a.accuracy.len(),
+            100.0 * b,
+            100.0 * m,
+            100.0 * s,
+            t
+        );
     }
-    for (key, title) in [("eval/accuracy", "held-out accuracy"), ("reward/mean", "mean reward")] {
+    for (key, title) in [
+        ("eval/accuracy", "held-out accuracy"),
+        ("reward/mean", "mean reward"),
+    ] {
         let mut series = Vec::new();
         for a in arms {
             // Average the curve over seeds at the steps all seeds logged.
@@ -79,16 +118,26 @@ fn write_results(arms: &[ArmResult], out: &Path) -> Result<()> {
                 .iter()
                 .map(|r| {
                     read_metrics(&r.join("metrics.jsonl"))
-                        .map(|h| h.into_iter().filter_map(|(s, m)| m.get(key).map(|v| (s, *v))).collect())
+                        .map(|h| {
+                            h.into_iter()
+                                .filter_map(|(s, m)| m.get(key).map(|v| (s, *v)))
+                                .collect()
+                        })
                         .unwrap_or_default()
                 })
                 .collect();
-            let Some(first) = histories.first() else { continue };
+            let Some(first) = histories.first() else {
+                continue;
+            };
             let pts: Vec<(f64, f64)> = first
                 .iter()
                 .filter_map(|&(step, _)| {
-                    let vals: Vec<f64> = histories.iter().filter_map(|h| h.iter().find(|p| p.0 == step).map(|p| p.1)).collect();
-                    (vals.len() == histories.len()).then(|| (step as f64, vals.iter().sum::<f64>() / vals.len() as f64))
+                    let vals: Vec<f64> = histories
+                        .iter()
+                        .filter_map(|h| h.iter().find(|p| p.0 == step).map(|p| p.1))
+                        .collect();
+                    (vals.len() == histories.len())
+                        .then(|| (step as f64, vals.iter().sum::<f64>() / vals.len() as f64))
                 })
                 .collect();
             series.push((a.name.as_str(), pts));
@@ -100,7 +149,8 @@ fn write_results(arms: &[ArmResult], out: &Path) -> Result<()> {
     let p = out.join("results.md");
     std::fs::write(&p, &md).map_err(|e| Error::io(&p, e))?;
     let p = out.join("results.json");
-    std::fs::write(&p, serde_json::to_string_pretty(arms).expect("serializes")).map_err(|e| Error::io(&p, e))?;
+    std::fs::write(&p, serde_json::to_string_pretty(arms).expect("serializes"))
+        .map_err(|e| Error::io(&p, e))?;
     println!("{md}");
     Ok(())
 }

@@ -76,6 +76,9 @@ pub struct SftSection {
     pub lr: f64,
     /// Where warm-started models are cached; a model is reused when its config hash matches.
     pub cache_dir: PathBuf,
+    /// Print greedy held-out accuracy (on up to 200 held-out prompts) every this many steps
+    /// (0 = never).
+    pub eval_every: usize,
 }
 
 /// Training and held-out data (JSONL; see `data.rs` for the line format).
@@ -202,7 +205,13 @@ impl Default for ModelSection {
 
 impl Default for SftSection {
     fn default() -> Self {
-        Self { steps: 600, batch_size: 64, lr: 3e-3, cache_dir: PathBuf::from("runs/cache") }
+        Self {
+            steps: 1500,
+            batch_size: 64,
+            lr: 3e-3,
+            cache_dir: PathBuf::from("runs/cache"),
+            eval_every: 500,
+        }
     }
 }
 
@@ -236,7 +245,7 @@ impl Default for TrainSection {
     fn default() -> Self {
         Self {
             steps: 100,
-            lr: 1e-4,
+            lr: 3e-5,
             warmup_steps: 5,
             mini_batches: 1,
             epochs: 1,
@@ -249,7 +258,11 @@ impl Default for TrainSection {
 
 impl Default for EvalSection {
     fn default() -> Self {
-        Self { every: 25, max_new_tokens: 8, batch_size: 128 }
+        Self {
+            every: 25,
+            max_new_tokens: 8,
+            batch_size: 128,
+        }
     }
 }
 
@@ -350,7 +363,10 @@ fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<()> {
         && REGISTRIES.contains(section)
     {
         let section_table = toml::Table::from_iter([("kind".to_string(), value)]);
-        merge(table, toml::Table::from_iter([(section.to_string(), toml::Value::Table(section_table))]));
+        merge(
+            table,
+            toml::Table::from_iter([(section.to_string(), toml::Value::Table(section_table))]),
+        );
         return Ok(());
     }
     let (last, parents) = parts.split_last().expect("split always yields one part");
@@ -380,7 +396,10 @@ mod tests {
 
     #[test]
     fn overrides_parse_values_and_strings() {
-        let sets = ["train.lr=0.5".to_string(), "data.train=foo.jsonl".to_string()];
+        let sets = [
+            "train.lr=0.5".to_string(),
+            "data.train=foo.jsonl".to_string(),
+        ];
         let c = RunConfig::load(None, &sets).unwrap();
         assert_eq!(c.train.lr, 0.5);
         assert_eq!(c.data.train, PathBuf::from("foo.jsonl"));
@@ -389,11 +408,22 @@ mod tests {
     #[test]
     fn knob_override_keeps_the_default_kind_and_kind_override_resets_knobs() {
         let c = RunConfig::load(None, &["objective.entropy_coef=0.05".to_string()]).unwrap();
-        assert!(c.to_toml().contains("kind = \"dapo\"") && c.to_toml().contains("entropy_coef = 0.05"));
-        let sets = ["objective.eps_high=0.5".to_string(), "objective.kind=\"grpo\"".to_string()];
+        assert!(
+            c.to_toml().contains("kind = \"dapo\"") && c.to_toml().contains("entropy_coef = 0.05")
+        );
+        let sets = [
+            "objective.eps_high=0.5".to_string(),
+            "objective.kind=\"grpo\"".to_string(),
+        ];
         let c = RunConfig::load(None, &sets).unwrap();
         assert_eq!(c.objective.name(), "grpo");
-        assert_eq!(c.objective.common().eps_high, rlvr_objectives::ObjectiveConfig::from_kind("grpo").unwrap().common().eps_high);
+        assert_eq!(
+            c.objective.common().eps_high,
+            rlvr_objectives::ObjectiveConfig::from_kind("grpo")
+                .unwrap()
+                .common()
+                .eps_high
+        );
     }
 
     #[test]
@@ -414,6 +444,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
         std::fs::write(&path, c.to_toml()).unwrap();
-        assert_eq!(RunConfig::load(Some(&path), &[]).unwrap().to_toml(), c.to_toml());
+        assert_eq!(
+            RunConfig::load(Some(&path), &[]).unwrap().to_toml(),
+            c.to_toml()
+        );
     }
 }

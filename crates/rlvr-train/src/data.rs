@@ -36,16 +36,24 @@ pub struct Example {
 /// Reads a JSONL dataset. Blank lines are skipped.
 pub fn load_jsonl(path: &Path) -> Result<Vec<Example>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let stem = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |message: String| Error::BadLine { path: path.to_path_buf(), line: i + 1, message };
+        let bad = |message: String| Error::BadLine {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message,
+        };
         let record: serde_json::Value =
             serde_json::from_str(line).map_err(|e| bad(format!("not valid JSON: {e}")))?;
-        let obj = record.as_object().ok_or_else(|| bad("expected a JSON object".into()))?;
+        let obj = record
+            .as_object()
+            .ok_or_else(|| bad("expected a JSON object".into()))?;
         let id = match obj.get("id").or_else(|| obj.get("task_id")) {
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(v) => v.to_string(),
@@ -66,10 +74,19 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<Example>> {
         if prompt.is_none() && messages.is_none() {
             return Err(bad("needs `prompt` or `messages`".into()));
         }
-        out.push(Example { id, prompt, messages, record });
+        out.push(Example {
+            id,
+            prompt,
+            messages,
+            record,
+        });
     }
     if out.is_empty() {
-        return Err(Error::BadLine { path: path.to_path_buf(), line: 0, message: "no examples".into() });
+        return Err(Error::BadLine {
+            path: path.to_path_buf(),
+            line: 0,
+            message: "no examples".into(),
+        });
     }
     Ok(out)
 }
@@ -101,9 +118,13 @@ mod tests {
 
     #[test]
     fn malformed_line_names_file_and_line() {
-        let err = load("{\"prompt\":\"x\"}\n{\"prompt\": 3}\n").unwrap_err().to_string();
+        let err = load("{\"prompt\":\"x\"}\n{\"prompt\": 3}\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("d.jsonl:2") && err.contains("prompt"), "{err}");
-        let err = load("{\"prompt\":\"x\"}\nnot json\n").unwrap_err().to_string();
+        let err = load("{\"prompt\":\"x\"}\nnot json\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("d.jsonl:2") && err.contains("JSON"), "{err}");
         let err = load("{\"answer\":\"x\"}\n").unwrap_err().to_string();
         assert!(err.contains("d.jsonl:1"), "{err}");

@@ -46,7 +46,10 @@ pub enum Error {
 impl Error {
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
-        Error::Io { path: path.to_path_buf(), source }
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 

@@ -52,10 +52,25 @@ pub fn evaluate(
 ) -> Result<Vec<PromptEval>> {
     let mut out = Vec::with_capacity(examples.len());
     let per_batch = (batch_size / k.max(1)).max(1);
-    for (chunk_idx, (exs, ids)) in examples.chunks(per_batch).zip(prompt_ids.chunks(per_batch)).enumerate() {
-        let prompts: Vec<Vec<u32>> = ids.iter().flat_map(|p| std::iter::repeat_n(p.clone(), k)).collect();
-        let gens = generate(policy, &prompts, gen_cfg, seed.wrapping_add(chunk_idx as u64));
-        let texts = gens.iter().map(|g| tokenizer.decode(&g.tokens)).collect::<std::result::Result<Vec<_>, _>>()?;
+    for (chunk_idx, (exs, ids)) in examples
+        .chunks(per_batch)
+        .zip(prompt_ids.chunks(per_batch))
+        .enumerate()
+    {
+        let prompts: Vec<Vec<u32>> = ids
+            .iter()
+            .flat_map(|p| std::iter::repeat_n(p.clone(), k))
+            .collect();
+        let gens = generate(
+            policy,
+            &prompts,
+            gen_cfg,
+            seed.wrapping_add(chunk_idx as u64),
+        );
+        let texts = gens
+            .iter()
+            .map(|g| tokenizer.decode_skip_special(&g.tokens))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         let refs = exs
             .iter()
             .flat_map(|e| std::iter::repeat_n(e, k))
@@ -77,7 +92,11 @@ pub fn evaluate(
 pub fn summarize(results: &[PromptEval]) -> EvalSummary {
     let k = results.first().map_or(0, |r| r.verdicts.len());
     let n = results.len().max(1) as f64;
-    let mut s = EvalSummary { prompts: results.len(), k, ..Default::default() };
+    let mut s = EvalSummary {
+        prompts: results.len(),
+        k,
+        ..Default::default()
+    };
     for r in results {
         let c = r.verdicts.iter().filter(|v| v.passed).count();
         s.pass_at_1 += c as f64 / r.verdicts.len().max(1) as f64 / n;
@@ -96,7 +115,9 @@ pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
         return 1.0;
     }
     // Product form, numerically stable: prod_{i=n-c+1}^{n} (1 - k / i).
-    1.0 - ((n - c + 1)..=n).map(|i| 1.0 - k as f64 / i as f64).product::<f64>()
+    1.0 - ((n - c + 1)..=n)
+        .map(|i| 1.0 - k as f64 / i as f64)
+        .product::<f64>()
 }
 
 /// Whether the most frequent extracted answer (ties: the first to reach the count) is correct.

@@ -26,7 +26,9 @@ pub fn global_norm<M: Module>(module: &M, grads: &GradientsParams) -> f64 {
     }
     let mut visitor = SumSquares { grads, total: None };
     module.visit(&mut visitor);
-    visitor.total.map_or(0.0, |t| f64::from(t.into_scalar::<f32>()).sqrt())
+    visitor
+        .total
+        .map_or(0.0, |t| f64::from(t.into_scalar::<f32>()).sqrt())
 }
 
 /// Scales every gradient by `max_norm / norm` when `norm > max_norm`; returns the scale applied.

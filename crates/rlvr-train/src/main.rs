@@ -13,7 +13,11 @@ use rlvr_train::rollout::{generation_config, render_prompt};
 use rlvr_train::{RunConfig, RunOptions, compare, train};
 
 #[derive(Parser)]
-#[command(name = "rlvr", about = "RLVR post-training of language models", version)]
+#[command(
+    name = "rlvr",
+    about = "RLVR post-training of language models",
+    version
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -96,7 +100,12 @@ enum Command {
 
 fn main() -> Result<()> {
     match Cli::parse().command {
-        Command::Train { cfg, print_config, resume, quiet } => {
+        Command::Train {
+            cfg,
+            print_config,
+            resume,
+            quiet,
+        } => {
             let config_path = match (&resume, &cfg.config) {
                 (Some(dir), None) => Some(dir.join("config.toml")),
                 (_, path) => path.clone(),
@@ -109,7 +118,14 @@ fn main() -> Result<()> {
                 print!("{}", config.to_toml());
                 return Ok(());
             }
-            let out = train(config, &RunOptions { resume, quiet, ..Default::default() })?;
+            let out = train(
+                config,
+                &RunOptions {
+                    resume,
+                    quiet,
+                    ..Default::default()
+                },
+            )?;
             println!(
                 "held-out accuracy: base {:.1}% -> trained {:.1}% ({} steps, {:.0} s{}); run: {}",
                 100.0 * out.base_accuracy,
@@ -123,29 +139,45 @@ fn main() -> Result<()> {
         Command::Sft { cfg } => {
             let config = RunConfig::load(cfg.config.as_deref(), &cfg.sets)?;
             let train_set = load_jsonl(&config.data.train)?;
-            let base = base_policy(&config, &train_set, &default_device())?;
+            let held_out = load_jsonl(&config.data.eval)?;
+            let base = base_policy(&config, &train_set, &held_out, &default_device())?;
             println!("{}", base.dir.display());
         }
-        Command::Eval { model, data, k, limit, max_new_tokens, temperature, chat, cfg } => {
+        Command::Eval {
+            model,
+            data,
+            k,
+            limit,
+            max_new_tokens,
+            temperature,
+            chat,
+            cfg,
+        } => {
             if k == 0 {
                 bail!("--k must be at least 1");
             }
             let config = RunConfig::load(cfg.config.as_deref(), &cfg.sets)?;
             let device = default_device();
-            let base = load_dir(&model, &device).with_context(|| format!("loading {}", model.display()))?;
+            let base = load_dir(&model, &device)
+                .with_context(|| format!("loading {}", model.display()))?;
             let mut examples = load_jsonl(&data)?;
             if limit > 0 {
                 examples.truncate(limit);
             }
             let prompt_ids = examples
                 .iter()
-                .map(|e| Ok(base.tokenizer.encode(&render_prompt(&base.tokenizer, e, chat)?)?))
+                .map(|e| {
+                    Ok(base
+                        .tokenizer
+                        .encode(&render_prompt(&base.tokenizer, e, chat)?)?)
+                })
                 .collect::<rlvr_train::Result<Vec<_>>>()?;
             let mut rollout = config.rollout.clone();
             rollout.max_new_tokens = max_new_tokens;
             rollout.temperature = temperature;
             let gen_cfg = generation_config(&rollout, &base.tokenizer, k == 1);
-            let verifier: std::sync::Arc<dyn rlvr_verifiers::Verifier> = config.verifier.build()?.into();
+            let verifier: std::sync::Arc<dyn rlvr_verifiers::Verifier> =
+                config.verifier.build()?.into();
             let policy = base.model.valid();
             let results = evaluate(
                 &policy,
@@ -162,7 +194,12 @@ fn main() -> Result<()> {
             let s = summarize(&results);
             println!("{}", serde_json::to_string_pretty(&s)?);
         }
-        Command::Compare { configs, sets, seeds, out } => {
+        Command::Compare {
+            configs,
+            sets,
+            seeds,
+            out,
+        } => {
             compare::compare(&configs, &sets, seeds, &out)?;
         }
     }

@@ -30,8 +30,11 @@ impl MetricsLog {
                 .map(|(_, line)| line)
                 .collect();
             let tmp = path.with_extension("jsonl.tmp");
-            std::fs::write(&tmp, kept.iter().map(|l| format!("{l}\n")).collect::<String>())
-                .map_err(|e| Error::io(&tmp, e))?;
+            std::fs::write(
+                &tmp,
+                kept.iter().map(|l| format!("{l}\n")).collect::<String>(),
+            )
+            .map_err(|e| Error::io(&tmp, e))?;
             std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
         }
         let file = OpenOptions::new()
@@ -39,7 +42,10 @@ impl MetricsLog {
             .append(true)
             .open(path)
             .map_err(|e| Error::io(path, e))?;
-        Ok(Self { path: path.to_path_buf(), file })
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
     }
 
     /// Appends one step's metrics (and flushes, so a killed run loses nothing already logged).
@@ -48,7 +54,10 @@ impl MetricsLog {
         obj.insert("step".into(), step.into());
         for (k, v) in metrics {
             // JSON has no NaN/inf: those are written as null.
-            obj.insert(k.clone(), serde_json::Number::from_f64(*v).map_or(serde_json::Value::Null, Into::into));
+            obj.insert(
+                k.clone(),
+                serde_json::Number::from_f64(*v).map_or(serde_json::Value::Null, Into::into),
+            );
         }
         let line = serde_json::Value::Object(obj).to_string();
         writeln!(self.file, "{line}").map_err(|e| Error::io(&self.path, e))?;
@@ -60,8 +69,8 @@ impl MetricsLog {
 pub fn read_metrics(path: &Path) -> Result<Vec<(usize, Metrics)>> {
     let mut out = Vec::new();
     for (step, line) in read_lines(path)? {
-        let obj: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(&line).map_err(|e| Error::Checkpoint(format!("{}: {e}", path.display())))?;
+        let obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&line)
+            .map_err(|e| Error::Checkpoint(format!("{}: {e}", path.display())))?;
         let metrics = obj
             .into_iter()
             .filter(|(k, _)| k != "step")
@@ -83,7 +92,9 @@ fn read_lines(path: &Path) -> Result<Vec<(usize, String)>> {
         let step = serde_json::from_str::<serde_json::Value>(&line)
             .ok()
             .and_then(|v| v.get("step").and_then(serde_json::Value::as_u64))
-            .ok_or_else(|| Error::Checkpoint(format!("{}: a line without `step`", path.display())))?;
+            .ok_or_else(|| {
+                Error::Checkpoint(format!("{}: a line without `step`", path.display()))
+            })?;
         out.push((step as usize, line));
     }
     Ok(out)
@@ -99,13 +110,18 @@ mod tests {
         let path = dir.path().join("metrics.jsonl");
         let mut log = MetricsLog::open(&path, None).unwrap();
         for step in 1..=5 {
-            log.log(step, &Metrics::from([("reward/mean".into(), step as f64)])).unwrap();
+            log.log(step, &Metrics::from([("reward/mean".into(), step as f64)]))
+                .unwrap();
         }
         drop(log);
         let mut log = MetricsLog::open(&path, Some(3)).unwrap();
-        log.log(4, &Metrics::from([("reward/mean".into(), 40.0)])).unwrap();
+        log.log(4, &Metrics::from([("reward/mean".into(), 40.0)]))
+            .unwrap();
         let back = read_metrics(&path).unwrap();
-        assert_eq!(back.iter().map(|(s, _)| *s).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+        assert_eq!(
+            back.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+            vec![1, 2, 3, 4]
+        );
         assert_eq!(back[3].1["reward/mean"], 40.0);
     }
 }

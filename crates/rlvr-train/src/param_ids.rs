@@ -33,7 +33,9 @@ impl ModuleMapper for PathIds {
 
 /// 64-bit FNV-1a: stable across platforms, processes and Rust versions.
 fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -64,7 +66,10 @@ mod tests {
         assert_eq!(a, b);
         let unique: std::collections::HashSet<_> = a.iter().collect();
         assert_eq!(unique.len(), a.len(), "paths must give distinct ids");
-        assert_ne!(ids(&CausalLm::new(&config, &device)), ids(&CausalLm::new(&config, &device)));
+        assert_ne!(
+            ids(&CausalLm::new(&config, &device)),
+            ids(&CausalLm::new(&config, &device))
+        );
     }
 
     #[test]

@@ -15,21 +15,41 @@ const CURVES: &[(&str, &str)] = &[
     ("eval/accuracy", "held-out accuracy"),
     ("response/length_mean", "mean response length (tokens)"),
     ("objective/kl_ref", "KL to reference"),
-    ("objective/approx_kl_old", "approx. KL to the sampling policy"),
+    (
+        "objective/approx_kl_old",
+        "approx. KL to the sampling policy",
+    ),
     ("objective/entropy", "entropy"),
 ];
 
 /// Writes `report.md` and one SVG per available curve into `run_dir`.
-pub fn write_report(run_dir: &Path, history: &[(usize, Metrics)], state: &TrainerState) -> Result<()> {
+pub fn write_report(
+    run_dir: &Path,
+    history: &[(usize, Metrics)],
+    state: &TrainerState,
+) -> Result<()> {
     let mut md = String::from("# Run report\n\n");
     if let (Some(base), Some(&(_, last))) = (state.base_accuracy, state.evals.last()) {
-        let _ = writeln!(md, "held-out accuracy: base {:.1}% -> trained {:.1}%\n", 100.0 * base, 100.0 * last);
+        let _ = writeln!(
+            md,
+            "held-out accuracy: base {:.1}% -> trained {:.1}%\n",
+            100.0 * base,
+            100.0 * last
+        );
     }
-    let _ = writeln!(md, "steps: {}, skipped updates: {}\n", state.step, state.skipped_updates);
+    let _ = writeln!(
+        md,
+        "steps: {}, skipped updates: {}\n",
+        state.step, state.skipped_updates
+    );
     for (key, title) in CURVES {
         let points: Vec<(f64, f64)> = history
             .iter()
-            .filter_map(|(step, m)| m.get(*key).filter(|v| v.is_finite()).map(|v| (*step as f64, *v)))
+            .filter_map(|(step, m)| {
+                m.get(*key)
+                    .filter(|v| v.is_finite())
+                    .map(|v| (*step as f64, *v))
+            })
             .collect();
         if points.is_empty() {
             continue;
@@ -65,13 +85,19 @@ pub fn plot_series(path: &Path, title: &str, series: &[(&str, Vec<(f64, f64)>)])
         chart.configure_mesh().x_desc("step").draw()?;
         for (i, (name, pts)) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
-            let line = chart.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?;
+            let line =
+                chart.draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?;
             if !name.is_empty() {
-                line.label(*name).legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color));
+                line.label(*name)
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color));
             }
         }
         if series.iter().any(|(n, _)| !n.is_empty()) {
-            chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()?;
         }
         root.present()?;
         Ok(())

@@ -30,19 +30,27 @@ pub struct Sample {
 
 /// Renders an example's prompt as text: the chat template when the example has `messages` (or
 /// when `use_chat_template` wraps a plain prompt as one user turn), else the plain prompt.
-pub fn render_prompt(tokenizer: &Tokenizer, example: &Example, use_chat_template: bool) -> Result<String> {
+pub fn render_prompt(
+    tokenizer: &Tokenizer,
+    example: &Example,
+    use_chat_template: bool,
+) -> Result<String> {
     let messages = match (&example.messages, &example.prompt) {
         (Some(m), _) => Some(m.clone()),
-        (None, Some(p)) if use_chat_template => {
-            Some(vec![Message { role: "user".into(), content: p.clone() }])
-        }
+        (None, Some(p)) if use_chat_template => Some(vec![Message {
+            role: "user".into(),
+            content: p.clone(),
+        }]),
         _ => None,
     };
     Ok(match messages {
         Some(m) => {
             let turns: Vec<rlvr_models::ChatMessage> = m
                 .into_iter()
-                .map(|m| rlvr_models::ChatMessage { role: m.role, content: m.content })
+                .map(|m| rlvr_models::ChatMessage {
+                    role: m.role,
+                    content: m.content,
+                })
                 .collect();
             tokenizer.apply_chat_template(&turns, true)?
         }
@@ -59,7 +67,11 @@ pub fn pad_id(tokenizer: &Tokenizer) -> u32 {
 }
 
 /// Generation settings of the rollout section.
-pub fn generation_config(cfg: &RolloutSection, tokenizer: &Tokenizer, greedy: bool) -> GenerationConfig {
+pub fn generation_config(
+    cfg: &RolloutSection,
+    tokenizer: &Tokenizer,
+    greedy: bool,
+) -> GenerationConfig {
     GenerationConfig {
         max_new_tokens: cfg.max_new_tokens,
         temperature: if greedy { 0.0 } else { cfg.temperature },

@@ -52,7 +52,10 @@ pub struct RunOptions {
 /// Trains according to `config`.
 pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
     let start = Instant::now();
-    let run_dir = opts.resume.clone().unwrap_or_else(|| default_run_dir(&config));
+    let run_dir = opts
+        .resume
+        .clone()
+        .unwrap_or_else(|| default_run_dir(&config));
     std::fs::create_dir_all(&run_dir).map_err(|e| Error::io(&run_dir, e))?;
     let dev = device::default_device();
     let train_set = load_jsonl(&config.data.train)?;
@@ -63,27 +66,45 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
 
     let resume_from = match &opts.resume {
         Some(dir) => Some(checkpoint::latest(dir)?.ok_or_else(|| {
-            Error::Checkpoint(format!("{} has no checkpoint to resume from", dir.display()))
+            Error::Checkpoint(format!(
+                "{} has no checkpoint to resume from",
+                dir.display()
+            ))
         })?),
         None => None,
     };
     let base = match &resume_from {
         Some(ckpt) => load_dir(ckpt, &dev)?,
-        None => base_policy(&config, &train_set, &dev)?,
+        None => base_policy(&config, &train_set, &eval_set, &dev)?,
     };
     checkpoint::write_atomic(&run_dir.join("config.toml"), config.to_toml().as_bytes())?;
-    let mut tr = Trainer::new(config, dev, base.model, base.config, base.tokenizer, train_set, eval_set)?;
+    let mut tr = Trainer::new(
+        config,
+        dev,
+        base.model,
+        base.config,
+        base.tokenizer,
+        train_set,
+        eval_set,
+    )?;
     if let Some(ckpt) = &resume_from {
         tr.restore(ckpt)?;
         eprintln!("resumed {} at step {}", run_dir.display(), tr.state.step);
     }
-    let mut log = MetricsLog::open(&run_dir.join("metrics.jsonl"), resume_from.as_ref().map(|_| tr.state.step))?;
+    let mut log = MetricsLog::open(
+        &run_dir.join("metrics.jsonl"),
+        resume_from.as_ref().map(|_| tr.state.step),
+    )?;
 
     let base_accuracy = match tr.state.base_accuracy {
         Some(a) => a,
         None => {
             let a = greedy_accuracy(&tr, &run_dir.join("eval-base.jsonl"))?;
-            eprintln!("base policy: held-out accuracy {:.1}% ({} prompts)", 100.0 * a, tr.eval_set.len());
+            eprintln!(
+                "base policy: held-out accuracy {:.1}% ({} prompts)",
+                100.0 * a,
+                tr.eval_set.len()
+            );
             tr.state.base_accuracy = Some(a);
             a
         }
@@ -91,7 +112,8 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
 
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|e| Error::io(Path::new("signal"), e))?;
+        signal_hook::flag::register(sig, Arc::clone(&stop))
+            .map_err(|e| Error::io(Path::new("signal"), e))?;
     }
     let total = tr.config.train.steps;
     let bar = progress_bar(total, tr.state.step, opts.quiet);
@@ -106,10 +128,25 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         }
         let every = tr.config.eval.every;
         if (every > 0 && tr.state.step % every == 0) || tr.state.step == total {
-            let acc = greedy_accuracy(&tr, &run_dir.join(format!("eval-step-{:06}.jsonl", tr.state.step)))?;
+            let acc = greedy_accuracy(
+                &tr,
+                &run_dir.join(format!("eval-step-{:06}.jsonl", tr.state.step)),
+            )?;
             tr.state.evals.push((tr.state.step, acc));
             m.insert("eval/accuracy".into(), acc);
-            bar.println(format!("step {:>5}: held-out accuracy {:.1}% (base {:.1}%)", tr.state.step, 100.0 * acc, 100.0 * base_accuracy));
+            let line = format!(
+                "step {:>5}: held-out accuracy {:.1}% (base {:.1}%)",
+                tr.state.step,
+                100.0 * acc,
+                100.0 * base_accuracy
+            );
+            if bar.is_hidden() {
+                if !opts.quiet {
+                    eprintln!("{line}");
+                }
+            } else {
+                bar.println(line);
+            }
         }
         log.log(tr.state.step, &m)?;
         update_bar(&bar, &m);
@@ -118,19 +155,28 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
             eprintln!("step {}/{total}: {}", tr.state.step, bar.message());
         }
         let ck = tr.config.checkpoint.every;
-        let stopping = stop.load(Ordering::Relaxed) || opts.stop_after.is_some_and(|n| tr.state.step - first >= n);
+        let stopping = stop.load(Ordering::Relaxed)
+            || opts.stop_after.is_some_and(|n| tr.state.step - first >= n);
         if (ck > 0 && tr.state.step % ck == 0) || tr.state.step == total || stopping {
             tr.save_checkpoint(&run_dir)?;
         }
         if stopping && tr.state.step < total {
             interrupted = true;
-            bar.println(format!("stopping at step {}: checkpoint saved; resume with --resume {}", tr.state.step, run_dir.display()));
+            bar.println(format!(
+                "stopping at step {}: checkpoint saved; resume with --resume {}",
+                tr.state.step,
+                run_dir.display()
+            ));
             break;
         }
     }
     bar.finish_and_clear();
     let final_accuracy = tr.state.evals.last().map_or(base_accuracy, |&(_, a)| a);
-    write_report(&run_dir, &read_metrics(&run_dir.join("metrics.jsonl"))?, &tr.state)?;
+    write_report(
+        &run_dir,
+        &read_metrics(&run_dir.join("metrics.jsonl"))?,
+        &tr.state,
+    )?;
     let outcome = RunOutcome {
         run_dir,
         base_accuracy,
@@ -147,7 +193,11 @@ pub fn greedy_accuracy(tr: &Trainer, out: &Path) -> Result<f64> {
     let policy = tr.model().valid();
     let mut gen_cfg = generation_config(&tr.config.rollout, &tr.tokenizer, true);
     gen_cfg.max_new_tokens = tr.config.eval.max_new_tokens;
-    let prompt_ids = tr.eval_set.iter().map(|e| tr.encode_example(e)).collect::<Result<Vec<_>>>()?;
+    let prompt_ids = tr
+        .eval_set
+        .iter()
+        .map(|e| tr.encode_example(e))
+        .collect::<Result<Vec<_>>>()?;
     let results = evaluate(
         &policy,
         &tr.tokenizer,
@@ -175,7 +225,11 @@ pub fn greedy_accuracy(tr: &Trainer, out: &Path) -> Result<f64> {
 
 fn default_run_dir(config: &RunConfig) -> PathBuf {
     if config.run_dir.as_os_str().is_empty() {
-        PathBuf::from(format!("runs/run-{}-seed{}", chrono_free_stamp(), config.seed))
+        PathBuf::from(format!(
+            "runs/run-{}-seed{}",
+            chrono_free_stamp(),
+            config.seed
+        ))
     } else {
         config.run_dir.clone()
     }
@@ -183,7 +237,9 @@ fn default_run_dir(config: &RunConfig) -> PathBuf {
 
 /// Seconds since the epoch: a unique, sortable run-directory suffix without a date library.
 fn chrono_free_stamp() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 fn progress_bar(total: usize, done: usize, quiet: bool) -> ProgressBar {
@@ -191,8 +247,10 @@ fn progress_bar(total: usize, done: usize, quiet: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(total as u64).with_style(
-        ProgressStyle::with_template("rl {bar:30} {pos}/{len} {msg} [{elapsed_precise}<{eta_precise}]")
-            .expect("valid template"),
+        ProgressStyle::with_template(
+            "rl {bar:30} {pos}/{len} {msg} [{elapsed_precise}<{eta_precise}]",
+        )
+        .expect("valid template"),
     );
     bar.set_position(done as u64);
     bar

@@ -24,11 +24,18 @@ use crate::schedule::warmup_cosine;
 
 /// The supervised target text of an example.
 pub fn target_text(ex: &Example) -> Option<&str> {
-    ex.record.get("completion").or_else(|| ex.record.get("answer")).and_then(|v| v.as_str())
+    ex.record
+        .get("completion")
+        .or_else(|| ex.record.get("answer"))
+        .and_then(|v| v.as_str())
 }
 
 /// Tokenizes examples into (prompt, target + eos) pairs.
-pub fn encode_pairs(tokenizer: &Tokenizer, examples: &[Example], chat: bool) -> Result<Vec<Sample>> {
+pub fn encode_pairs(
+    tokenizer: &Tokenizer,
+    examples: &[Example],
+    chat: bool,
+) -> Result<Vec<Sample>> {
     let eos = *tokenizer
         .eos_token_ids()
         .first()
@@ -37,7 +44,10 @@ pub fn encode_pairs(tokenizer: &Tokenizer, examples: &[Example], chat: bool) -> 
         .iter()
         .map(|ex| {
             let target = target_text(ex).ok_or_else(|| {
-                Error::Config(format!("example `{}` has no `completion` or `answer` to train on", ex.id))
+                Error::Config(format!(
+                    "example `{}` has no `completion` or `answer` to train on",
+                    ex.id
+                ))
             })?;
             let prompt = tokenizer.encode(&render_prompt(tokenizer, ex, chat)?)?;
             let mut response = tokenizer.encode(target)?;
@@ -56,11 +66,37 @@ pub fn encode_pairs(tokenizer: &Tokenizer, examples: &[Example], chat: bool) -> 
         .collect()
 }
 
+/// Greedy accuracy with the default math verifier (progress output during SFT).
+fn quick_accuracy(model: &CausalLm, tokenizer: &Tokenizer, examples: &[Example]) -> Result<f64> {
+    use burn::module::Module;
+    let config = rlvr_verifiers::VerifierConfig::default_for(rlvr_verifiers::Kind::Math);
+    let verifier: std::sync::Arc<dyn rlvr_verifiers::Verifier> = config.build()?.into();
+    let prompts = examples
+        .iter()
+        .map(|e| Ok(tokenizer.encode(&render_prompt(tokenizer, e, false)?)?))
+        .collect::<Result<Vec<_>>>()?;
+    let gen_cfg = rlvr_models::GenerationConfig::greedy(8, tokenizer.eos_token_ids());
+    let results = crate::eval::evaluate(
+        &model.valid(),
+        tokenizer,
+        &verifier,
+        &config,
+        examples,
+        &prompts,
+        &gen_cfg,
+        1,
+        256,
+        0,
+    )?;
+    Ok(crate::eval::summarize(&results).pass_at_1)
+}
+
 /// Trains `model` (on an autodiff device) for `cfg.steps` steps and returns it.
 pub fn train_sft(
     mut model: CausalLm,
     tokenizer: &Tokenizer,
     examples: &[Example],
+    held_out: &[Example],
     cfg: &SftSection,
     seed: u64,
     device: &Device,
@@ -69,12 +105,15 @@ pub fn train_sft(
     let mut optim = kind_default::<OptimizerConfig>("adamw").init(&model)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5F7);
     let bar = ProgressBar::new(cfg.steps as u64).with_style(
-        ProgressStyle::with_template("sft {bar:30} {pos}/{len} loss {msg} [{elapsed_precise}<{eta_precise}]")
-            .expect("valid template"),
+        ProgressStyle::with_template(
+            "sft {bar:30} {pos}/{len} loss {msg} [{elapsed_precise}<{eta_precise}]",
+        )
+        .expect("valid template"),
     );
     let start = Instant::now();
     for step in 0..cfg.steps {
-        let rows: Vec<usize> = sample(&mut rng, pairs.len(), cfg.batch_size.min(pairs.len())).into_vec();
+        let rows: Vec<usize> =
+            sample(&mut rng, pairs.len(), cfg.batch_size.min(pairs.len())).into_vec();
         let packed = pack(&pairs, &rows, pad_id(tokenizer), device);
         let scores = token_logprobs(&model, packed.ids, packed.mask.clone());
         let loss = -(scores.logp.sum() / packed.mask.sum().clamp_min(1.0));
@@ -82,7 +121,7 @@ pub fn train_sft(
         let mut grads = GradientsParams::from_grads(loss.backward(), &model);
         let norm = global_norm(&model, &grads);
         if !(loss_value.is_finite() && norm.is_finite()) {
-            bar.println(format!("sft step {step}: non-finite loss or gradient, update skipped"));
+            eprintln!("sft step {step}: non-finite loss or gradient, update skipped");
             continue;
         }
         clip_global_norm(&model, &mut grads, norm, 1.0);
@@ -90,6 +129,19 @@ pub fn train_sft(
         model = optim.step(lr, model, grads);
         bar.set_message(format!("{loss_value:.4}"));
         bar.inc(1);
+        if cfg.eval_every > 0 && (step + 1) % cfg.eval_every == 0 {
+            let acc = quick_accuracy(&model, tokenizer, &held_out[..held_out.len().min(200)])?;
+            let line = format!(
+                "sft step {}: loss {loss_value:.4}, held-out accuracy {:.1}%",
+                step + 1,
+                100.0 * acc
+            );
+            if bar.is_hidden() {
+                eprintln!("{line}")
+            } else {
+                bar.println(line)
+            }
+        }
         if bar.is_hidden() && (step + 1) % 100 == 0 {
             eprintln!("sft step {}/{}: loss {loss_value:.4}", step + 1, cfg.steps);
         }

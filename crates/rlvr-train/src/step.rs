@@ -74,18 +74,30 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
     drop(policy);
     let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len().max(1) as f64;
     let reward_mean = mean(&all_rewards);
-    let reward_std = (all_rewards.iter().map(|&r| (f64::from(r) - reward_mean).powi(2)).sum::<f64>()
+    let reward_std = (all_rewards
+        .iter()
+        .map(|&r| (f64::from(r) - reward_mean).powi(2))
+        .sum::<f64>()
         / all_rewards.len().max(1) as f64)
         .sqrt();
     m.insert("reward/mean".into(), reward_mean);
     m.insert("reward/std".into(), reward_std);
-    m.insert("reward/pass_rate".into(), all_rewards.iter().filter(|&&r| r >= 1.0).count() as f64 / all_rewards.len().max(1) as f64);
-    m.insert("advantage/zero_group_frac".into(), zero_groups as f64 / groups.max(1) as f64);
+    m.insert(
+        "reward/pass_rate".into(),
+        all_rewards.iter().filter(|&&r| r >= 1.0).count() as f64 / all_rewards.len().max(1) as f64,
+    );
+    m.insert(
+        "advantage/zero_group_frac".into(),
+        zero_groups as f64 / groups.max(1) as f64,
+    );
     let lens: Vec<f32> = kept.iter().map(|s| s.response.len() as f32).collect();
     m.insert("response/length_mean".into(), mean(&lens));
     m.insert(
         "response/truncated_frac".into(),
-        kept.iter().filter(|s| s.finish == FinishReason::Length).count() as f64 / kept.len().max(1) as f64,
+        kept.iter()
+            .filter(|s| s.finish == FinishReason::Length)
+            .count() as f64
+            / kept.len().max(1) as f64,
     );
     m.insert("time/rollout_s".into(), rollout_s);
     m.insert("time/verify_s".into(), verify_s);
@@ -96,7 +108,9 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
     let lr = warmup_constant(step, cfg.train.warmup_steps, cfg.train.lr);
     m.insert("optim/lr".into(), lr);
     let n = kept.len();
-    let per_mb = n.div_ceil(cfg.train.mini_batches * cfg.train.stage_batches).max(1);
+    let per_mb = n
+        .div_ceil(cfg.train.mini_batches * cfg.train.stage_batches)
+        .max(1);
     let (mut norms, mut updates, mut tokens) = (Vec::new(), 0usize, 0usize);
     let entropy_bonus = cfg.objective.common().entropy_coef != 0.0;
     let mut loss_metrics: Vec<Metrics> = Vec::new();
@@ -115,7 +129,11 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
                 packed.advantages.clone(),
                 packed.mask.clone(),
                 // The entropy carries gradient only when the objective has an entropy bonus.
-                Some(if entropy_bonus { scores.entropy } else { scores.entropy.detach() }),
+                Some(if entropy_bonus {
+                    scores.entropy
+                } else {
+                    scores.entropy.detach()
+                }),
             )?;
             let ctx = LossContext::new(step_seed(cfg.seed, step, 1000 + epoch * 100 + mb), step)
                 .with_max_response_len(cfg.rollout.max_new_tokens)
@@ -137,22 +155,46 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
             updates += 1;
         }
     }
-    for key in loss_metrics.iter().flat_map(|lm| lm.keys()).collect::<std::collections::BTreeSet<_>>() {
-        let vals: Vec<f64> = loss_metrics.iter().filter_map(|lm| lm.get(key).copied()).collect();
-        m.insert(key.clone(), vals.iter().sum::<f64>() / vals.len().max(1) as f64);
+    for key in loss_metrics
+        .iter()
+        .flat_map(|lm| lm.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let vals: Vec<f64> = loss_metrics
+            .iter()
+            .filter_map(|lm| lm.get(key).copied())
+            .collect();
+        m.insert(
+            key.clone(),
+            vals.iter().sum::<f64>() / vals.len().max(1) as f64,
+        );
     }
-    m.insert("optim/grad_norm".into(), norms.iter().sum::<f64>() / norms.len().max(1) as f64);
+    m.insert(
+        "optim/grad_norm".into(),
+        norms.iter().sum::<f64>() / norms.len().max(1) as f64,
+    );
     m.insert("optim/updates".into(), updates as f64);
-    m.insert("optim/skipped_total".into(), tr.state.skipped_updates as f64);
+    m.insert(
+        "optim/skipped_total".into(),
+        tr.state.skipped_updates as f64,
+    );
     let update_s = t.elapsed().as_secs_f64();
     m.insert("time/update_s".into(), update_s);
-    m.insert("throughput/update_tokens_per_s".into(), tokens as f64 / update_s.max(1e-9));
+    m.insert(
+        "throughput/update_tokens_per_s".into(),
+        tokens as f64 / update_s.max(1e-9),
+    );
     Ok(m)
 }
 
 /// DAPO's soft overlong penalty and, with `kl_in_reward`, −β·KL to the reference per sequence,
 /// applied to the rewards before advantages (the objective's knobs decide which).
-fn shape_rewards(tr: &Trainer, samples: &[Sample], rewards: &mut [f32], m: &mut Metrics) -> Result<()> {
+fn shape_rewards(
+    tr: &Trainer,
+    samples: &[Sample],
+    rewards: &mut [f32],
+    m: &mut Metrics,
+) -> Result<()> {
     let knobs = tr.config.objective.common();
     if knobs.overlong_penalty == 0.0 && !knobs.kl_in_reward {
         return Ok(());
@@ -161,18 +203,29 @@ fn shape_rewards(tr: &Trainer, samples: &[Sample], rewards: &mut [f32], m: &mut 
     let seq_kl = if knobs.kl_in_reward {
         let rows: Vec<usize> = (0..samples.len()).collect();
         let packed = pack(samples, &rows, pad_id(&tr.tokenizer), &tr.device);
-        tr.reference_logp(&packed.ids, &packed.mask).map(|ref_logp| {
-            kl::sequence_kl(&packed.old_logp, &ref_logp, &packed.mask, knobs.kl_estimator)
-        })
+        tr.reference_logp(&packed.ids, &packed.mask)
+            .map(|ref_logp| {
+                kl::sequence_kl(
+                    &packed.old_logp,
+                    &ref_logp,
+                    &packed.mask,
+                    knobs.kl_estimator,
+                )
+            })
     } else {
         None
     };
-    let input = ShapingInput { response_lens: Some(&lens), sequence_kl: seq_kl.as_deref() };
+    let input = ShapingInput {
+        response_lens: Some(&lens),
+        sequence_kl: seq_kl.as_deref(),
+    };
     let stats = tr.config.objective.shape_rewards(rewards, &input)?;
     *m.entry("reward/overlong_penalized".into()).or_default() += stats.overlong_penalized as f64;
     Ok(())
 }
 
 fn tracing_skip(step: usize, loss: f64, norm: f64) {
-    eprintln!("step {step}: skipped an update (loss {loss}, gradient norm {norm}); weights unchanged");
+    eprintln!(
+        "step {step}: skipped an update (loss {loss}, gradient norm {norm}); weights unchanged"
+    );
 }

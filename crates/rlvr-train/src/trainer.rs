@@ -81,7 +81,9 @@ impl Trainer {
 
     /// The current policy (autodiff).
     pub fn model(&self) -> &CausalLm {
-        self.model.as_ref().expect("the policy is only taken out during an optimizer step")
+        self.model
+            .as_ref()
+            .expect("the policy is only taken out during an optimizer step")
     }
 
     /// Applies one optimizer step.
@@ -122,7 +124,10 @@ impl Trainer {
 
     /// Prompt token ids of dataset examples.
     pub fn encode_prompts(&self, examples: &[usize]) -> Result<Vec<Vec<u32>>> {
-        examples.iter().map(|&i| self.encode_example(&self.train_set[i])).collect()
+        examples
+            .iter()
+            .map(|&i| self.encode_example(&self.train_set[i]))
+            .collect()
     }
 
     /// Prompt token ids of one example.
@@ -158,7 +163,8 @@ impl Trainer {
 /// reproduces the exact prompt stream.
 fn permutation(seed: u64, epoch: usize, len: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..len).collect();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
+    let mut rng =
+        rand::rngs::StdRng::seed_from_u64(seed.wrapping_mul(1_000_003).wrapping_add(epoch as u64));
     order.shuffle(&mut rng);
     order
 }

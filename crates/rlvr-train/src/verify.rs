@@ -32,15 +32,21 @@ pub fn kind_of(config: &VerifierConfig) -> Kind {
 }
 
 /// Verifies `texts[i]` against `refs[i]`, in parallel.
-pub fn verify_texts(verifier: &Arc<dyn Verifier>, texts: &[String], refs: &[Reference]) -> Vec<Verdict> {
+pub fn verify_texts(
+    verifier: &Arc<dyn Verifier>,
+    texts: &[String],
+    refs: &[Reference],
+) -> Vec<Verdict> {
     let items: Vec<(String, Reference)> = texts.iter().cloned().zip(refs.iter().cloned()).collect();
     verify_batch(Arc::clone(verifier), &items, VERIFY_TIMEOUT)
 }
 
 /// Scores a step's samples: sets `reward` on each, returns the rewards, and counts failures.
 pub fn score(tr: &Trainer, samples: &mut [Sample], m: &mut Metrics) -> Vec<f32> {
-    let refs: Vec<Option<Reference>> =
-        samples.iter().map(|s| reference_of(&tr.config.verifier, &tr.train_set[s.example]).ok()).collect();
+    let refs: Vec<Option<Reference>> = samples
+        .iter()
+        .map(|s| reference_of(&tr.config.verifier, &tr.train_set[s.example]).ok())
+        .collect();
     let texts: Vec<String> = samples.iter().map(|s| s.text.clone()).collect();
     let (mut idx, mut items) = (Vec::new(), Vec::new());
     for (i, r) in refs.into_iter().enumerate() {
@@ -58,10 +64,16 @@ pub fn score(tr: &Trainer, samples: &mut [Sample], m: &mut Metrics) -> Vec<f32> 
             Outcome::Crashed => errors += 1,
             _ => {}
         }
-        rewards[i] = if v.reward.is_finite() { v.reward.clamp(0.0, 1.0) } else { 0.0 };
+        rewards[i] = if v.reward.is_finite() {
+            v.reward.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
     }
     if errors + timeouts > 0 {
-        eprintln!("verify: {errors} errors and {timeouts} timeouts this step; those samples get reward 0");
+        eprintln!(
+            "verify: {errors} errors and {timeouts} timeouts this step; those samples get reward 0"
+        );
     }
     *m.entry("verify/errors".into()).or_default() += errors as f64;
     *m.entry("verify/timeouts".into()).or_default() += timeouts as f64;

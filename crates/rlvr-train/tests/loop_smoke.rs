@@ -10,26 +10,56 @@ use rlvr_train::{RunOptions, checkpoint, train};
 fn a_few_steps_of_the_real_loop() {
     let tmp = tempfile::tempdir().unwrap();
     let run_dir = tmp.path().join("run");
-    let config = common::tiny_config(&run_dir, &tmp.path().join("cache"), &["train.mini_batches=2"]);
-    let out = train(config, &RunOptions { quiet: true, ..Default::default() }).unwrap();
+    let config = common::tiny_config(
+        &run_dir,
+        &tmp.path().join("cache"),
+        &["train.mini_batches=2"],
+    );
+    let out = train(
+        config,
+        &RunOptions {
+            quiet: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(out.steps, 4);
     assert!(!out.interrupted);
     assert!((0.0..=1.0).contains(&out.base_accuracy) && (0.0..=1.0).contains(&out.final_accuracy));
 
     let history = read_metrics(&run_dir.join("metrics.jsonl")).unwrap();
-    assert_eq!(history.iter().map(|(s, _)| *s).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    assert_eq!(
+        history.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4]
+    );
     for (_, m) in &history {
-        for key in ["reward/mean", "advantage/zero_group_frac", "response/length_mean", "optim/grad_norm", "time/rollout_s"] {
-            let v = m.get(key).unwrap_or_else(|| panic!("metric {key} missing: {m:?}"));
+        for key in [
+            "reward/mean",
+            "advantage/zero_group_frac",
+            "response/length_mean",
+            "optim/grad_norm",
+            "time/rollout_s",
+        ] {
+            let v = m
+                .get(key)
+                .unwrap_or_else(|| panic!("metric {key} missing: {m:?}"));
             assert!(v.is_finite(), "{key} = {v}");
         }
         // Two mini-batches per step, each one optimizer update.
         assert_eq!(m["optim/updates"], 2.0);
     }
-    assert!(history[1].1.contains_key("eval/accuracy") && history[3].1.contains_key("eval/accuracy"));
+    assert!(
+        history[1].1.contains_key("eval/accuracy") && history[3].1.contains_key("eval/accuracy")
+    );
 
     let latest = checkpoint::latest(&run_dir).unwrap().unwrap();
-    for file in ["config.json", "model.safetensors", "tokenizer.json", "optimizer.bin", "trainer_state.json"] {
+    for file in [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "optimizer.bin",
+        "trainer_state.json",
+    ] {
         assert!(latest.join(file).is_file(), "checkpoint lacks {file}");
     }
     assert!(run_dir.join("report.md").is_file());

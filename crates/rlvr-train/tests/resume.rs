@@ -14,7 +14,10 @@ const ENTROPY: &[&str] = &["objective.entropy_coef=0.05", "train.lr=1e-2"];
 fn interrupted_and_resumed_run_equals_uninterrupted_run() {
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
-    let quiet = RunOptions { quiet: true, ..Default::default() };
+    let quiet = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
 
     let straight = tmp.path().join("straight");
     train(common::tiny_config(&straight, &cache, ENTROPY), &quiet).unwrap();
@@ -22,14 +25,20 @@ fn interrupted_and_resumed_run_equals_uninterrupted_run() {
     let resumed = tmp.path().join("resumed");
     let first = train(
         common::tiny_config(&resumed, &cache, ENTROPY),
-        &RunOptions { stop_after: Some(2), ..quiet.clone() },
+        &RunOptions {
+            stop_after: Some(2),
+            ..quiet.clone()
+        },
     )
     .unwrap();
     assert!(first.interrupted);
     assert_eq!(first.steps, 2);
     let second = train(
         common::tiny_config(&resumed, &cache, ENTROPY),
-        &RunOptions { resume: Some(resumed.clone()), ..quiet },
+        &RunOptions {
+            resume: Some(resumed.clone()),
+            ..quiet
+        },
     )
     .unwrap();
     assert_eq!(second.steps, 4);
@@ -39,12 +48,37 @@ fn interrupted_and_resumed_run_equals_uninterrupted_run() {
     assert_eq!(a.len(), b.len());
     for ((sa, ma), (sb, mb)) in a.iter().zip(&b) {
         assert_eq!(sa, sb);
-        for key in ["reward/mean", "objective/approx_kl_old", "optim/grad_norm", "response/length_mean"] {
-            assert_eq!(ma.get(key), mb.get(key), "step {sa}: {key} differs after resume");
+        for key in [
+            "reward/mean",
+            "objective/approx_kl_old",
+            "optim/grad_norm",
+            "response/length_mean",
+        ] {
+            assert_eq!(
+                ma.get(key),
+                mb.get(key),
+                "step {sa}: {key} differs after resume"
+            );
         }
-        assert_eq!(ma.get("eval/accuracy"), mb.get("eval/accuracy"), "step {sa}: eval differs");
+        assert_eq!(
+            ma.get("eval/accuracy"),
+            mb.get("eval/accuracy"),
+            "step {sa}: eval differs"
+        );
     }
-    let wa = std::fs::read(checkpoint::latest(&straight).unwrap().unwrap().join("model.safetensors")).unwrap();
-    let wb = std::fs::read(checkpoint::latest(&resumed).unwrap().unwrap().join("model.safetensors")).unwrap();
+    let wa = std::fs::read(
+        checkpoint::latest(&straight)
+            .unwrap()
+            .unwrap()
+            .join("model.safetensors"),
+    )
+    .unwrap();
+    let wb = std::fs::read(
+        checkpoint::latest(&resumed)
+            .unwrap()
+            .unwrap()
+            .join("model.safetensors"),
+    )
+    .unwrap();
     assert!(wa == wb, "final weights differ after resume");
 }

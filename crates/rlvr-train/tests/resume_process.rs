@@ -9,8 +9,15 @@ use rlvr_train::checkpoint;
 use rlvr_train::metrics::read_metrics;
 
 fn rlvr(args: &[String]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rlvr")).args(args).output().expect("rlvr starts");
-    assert!(out.status.success(), "rlvr {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_rlvr"))
+        .args(args)
+        .output()
+        .expect("rlvr starts");
+    assert!(
+        out.status.success(),
+        "rlvr {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn sets(run_dir: &Path, cache: &Path, steps: usize) -> Vec<String> {
@@ -52,11 +59,18 @@ fn a_run_extended_in_a_new_process_equals_a_straight_run() {
     let cache = tmp.path().join("cache");
     let straight = tmp.path().join("straight");
     let resumed = tmp.path().join("resumed");
-    let train = |extra: Vec<String>| rlvr(&[vec!["train".into(), "--quiet".into()], extra].concat());
+    let train =
+        |extra: Vec<String>| rlvr(&[vec!["train".into(), "--quiet".into()], extra].concat());
 
     train(sets(&straight, &cache, 4));
     train(sets(&resumed, &cache, 2));
-    train([vec!["--resume".into(), resumed.display().to_string()], sets(&resumed, &cache, 4)].concat());
+    train(
+        [
+            vec!["--resume".into(), resumed.display().to_string()],
+            sets(&resumed, &cache, 4),
+        ]
+        .concat(),
+    );
 
     let a = read_metrics(&straight.join("metrics.jsonl")).unwrap();
     let b = read_metrics(&resumed.join("metrics.jsonl")).unwrap();
@@ -64,10 +78,28 @@ fn a_run_extended_in_a_new_process_equals_a_straight_run() {
     assert_eq!(b.len(), 4);
     for ((sa, ma), (sb, mb)) in a.iter().zip(&b) {
         assert_eq!(sa, sb);
-        for (key, va) in ma.iter().filter(|(k, _)| !k.starts_with("time/") && !k.starts_with("throughput/")) {
-            assert_eq!(Some(va), mb.get(key), "step {sa}: {key} differs after resume");
+        for (key, va) in ma
+            .iter()
+            .filter(|(k, _)| !k.starts_with("time/") && !k.starts_with("throughput/"))
+        {
+            assert_eq!(
+                Some(va),
+                mb.get(key),
+                "step {sa}: {key} differs after resume"
+            );
         }
     }
-    let weights = |run: &Path| std::fs::read(checkpoint::latest(run).unwrap().unwrap().join("model.safetensors")).unwrap();
-    assert!(weights(&straight) == weights(&resumed), "final weights differ after resume");
+    let weights = |run: &Path| {
+        std::fs::read(
+            checkpoint::latest(run)
+                .unwrap()
+                .unwrap()
+                .join("model.safetensors"),
+        )
+        .unwrap()
+    };
+    assert!(
+        weights(&straight) == weights(&resumed),
+        "final weights differ after resume"
+    );
 }
