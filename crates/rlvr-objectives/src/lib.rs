@@ -38,6 +38,7 @@ pub mod loss;
 pub mod masked;
 pub mod reward_shaping;
 pub mod rng;
+pub mod shaping;
 mod tis;
 
 pub use advantage::{AdvantageConfig, AdvantageEstimator, Advantages, compute_advantages};
@@ -55,3 +56,4 @@ pub use loss::nsr::{BandDecay, NsrConfig, RescueMode, nsr_loss, nsr_loss_with_dr
 pub use loss::owpo::{OwpoConfig, owpo_loss, reference_update_due};
 pub use loss::{LossContext, LossOutput, Metrics};
 pub use reward_shaping::{ShapingInput, ShapingStats, overlong_penalty};
+pub use shaping::{ShapingState, StageInput, StageOutput, StagesConfig};

@@ -387,6 +387,14 @@ fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// `configs/default.toml` documents the built-in defaults; it must stay equal to them.
+    #[test]
+    fn shipped_default_config_equals_the_built_in_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/default.toml");
+        let shipped = RunConfig::load(Some(&path), &[]).unwrap();
+        assert_eq!(shipped.to_toml(), RunConfig::default().to_toml());
+    }
+
     #[test]
     fn empty_file_gives_defaults() {
         let c = RunConfig::load(None, &[]).unwrap();

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use burn::module::Module;
 use burn::optim::GradientsParams;
+use burn::tensor::Tensor;
 use rlvr_models::{FinishReason, token_logprobs};
 use rlvr_objectives::reward_shaping::ShapingInput;
 use rlvr_objectives::{LossContext, PolicyBatch, compute_advantages, kl};
@@ -139,20 +140,18 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
                 .with_max_response_len(cfg.rollout.max_new_tokens)
                 .with_zero_adv_group_frac(zero_groups as f64 / groups.max(1) as f64);
             let out = cfg.objective.loss(&batch, &ctx)?;
-            let loss_value = f64::from(out.loss.clone().into_scalar::<f32>());
-            let mut grads = GradientsParams::from_grads(out.loss.backward(), tr.model());
-            let norm = global_norm(tr.model(), &grads);
             loss_metrics.push(out.metrics);
-            if !loss_value.is_finite() || !norm.is_finite() {
-                // A non-finite loss or gradient never reaches the weights.
-                tr.state.skipped_updates += 1;
-                tracing_skip(step, loss_value, norm);
-                continue;
+            match guarded_update(tr, lr, out.loss, cfg.train.grad_clip) {
+                Update::Applied { grad_norm } => {
+                    norms.push(grad_norm);
+                    updates += 1;
+                }
+                Update::Skipped { loss, grad_norm } => {
+                    eprintln!(
+                        "step {step}: skipped an update (loss {loss}, gradient norm {grad_norm}); weights unchanged"
+                    );
+                }
             }
-            clip_global_norm(tr.model(), &mut grads, norm, cfg.train.grad_clip);
-            norms.push(norm);
-            tr.apply_grads(lr, grads);
-            updates += 1;
         }
     }
     for key in loss_metrics
@@ -224,8 +223,37 @@ fn shape_rewards(
     Ok(())
 }
 
-fn tracing_skip(step: usize, loss: f64, norm: f64) {
-    eprintln!(
-        "step {step}: skipped an update (loss {loss}, gradient norm {norm}); weights unchanged"
-    );
+/// What [`guarded_update`] did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Update {
+    /// The optimizer stepped.
+    Applied {
+        /// Global gradient norm before clipping.
+        grad_norm: f64,
+    },
+    /// The loss or the gradient was not finite: the weights and optimizer state are untouched.
+    Skipped {
+        /// The loss value.
+        loss: f64,
+        /// The global gradient norm.
+        grad_norm: f64,
+    },
+}
+
+/// Backward, global-norm clipping and one optimizer step, unless the loss or the gradient norm
+/// is not finite, in which case nothing reaches the weights and the skip is counted.
+pub fn guarded_update(tr: &mut Trainer, lr: f64, loss: Tensor<1>, max_norm: f64) -> Update {
+    let loss_value = f64::from(loss.clone().into_scalar::<f32>());
+    let mut grads = GradientsParams::from_grads(loss.backward(), tr.model());
+    let grad_norm = global_norm(tr.model(), &grads);
+    if !loss_value.is_finite() || !grad_norm.is_finite() {
+        tr.state.skipped_updates += 1;
+        return Update::Skipped {
+            loss: loss_value,
+            grad_norm,
+        };
+    }
+    clip_global_norm(tr.model(), &mut grads, grad_norm, max_norm);
+    tr.apply_grads(lr, grads);
+    Update::Applied { grad_norm }
 }

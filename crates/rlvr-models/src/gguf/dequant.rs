@@ -146,7 +146,14 @@ impl GgmlType {
     pub fn is_supported(self) -> bool {
         matches!(
             self,
-            Self::F32 | Self::F16 | Self::Bf16 | Self::Q8_0 | Self::Q4_0 | Self::Q4_1 | Self::Q4K | Self::Q6K
+            Self::F32
+                | Self::F16
+                | Self::Bf16
+                | Self::Q8_0
+                | Self::Q4_0
+                | Self::Q4_1
+                | Self::Q4K
+                | Self::Q6K
         )
     }
 }
@@ -170,7 +177,9 @@ pub fn dequantize(ty: GgmlType, data: &[u8]) -> Option<Vec<f32>> {
     let mut out = vec![0.0f32; data.len() / bytes * block];
     let blocks = data.chunks_exact(bytes).zip(out.chunks_exact_mut(block));
     match ty {
-        GgmlType::F32 => blocks.for_each(|(b, y)| y[0] = f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        GgmlType::F32 => {
+            blocks.for_each(|(b, y)| y[0] = f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        }
         GgmlType::F16 => blocks.for_each(|(b, y)| y[0] = f16_at(b, 0)),
         GgmlType::Bf16 => blocks.for_each(|(b, y)| {
             y[0] = bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32();

@@ -93,7 +93,8 @@ pub fn model_config(file: &GgufFile) -> Result<ModelConfig> {
     let opt_float = |k: &str| -> Result<Option<f64>> {
         file.get(&key(k))
             .map(|v| {
-                metadata_float(v).ok_or_else(|| err(format!("metadata `{}` = {v:?} is not a number", key(k))))
+                metadata_float(v)
+                    .ok_or_else(|| err(format!("metadata `{}` = {v:?} is not a number", key(k))))
             })
             .transpose()
     };
@@ -179,7 +180,11 @@ pub fn import_gguf(gguf_path: &Path, out_dir: &Path) -> Result<ImportSummary> {
 /// Those of [`GgufFile::open`], [`model_config`] and [`build_tokenizer`]; [`Error::Gguf`] for a
 /// tensor without an HF counterpart or a q/k shape the heads do not divide;
 /// [`Error::GgufUnsupportedType`]; [`Error::Io`] / [`Error::Safetensors`] when writing fails.
-pub fn import_gguf_with(gguf_path: &Path, out_dir: &Path, options: &ImportOptions) -> Result<ImportSummary> {
+pub fn import_gguf_with(
+    gguf_path: &Path,
+    out_dir: &Path,
+    options: &ImportOptions,
+) -> Result<ImportSummary> {
     let file = GgufFile::open(gguf_path)?;
     let config = model_config(&file)?;
     let err = |message: String| Error::Gguf {
@@ -191,8 +196,12 @@ pub fn import_gguf_with(gguf_path: &Path, out_dir: &Path, options: &ImportOption
     let mut tensors: Vec<(String, Vec<usize>, Vec<f32>)> = Vec::new();
     let mut source_types = BTreeMap::new();
     for info in file.tensors() {
-        let hf = hf_tensor_name(&info.name)
-            .ok_or_else(|| err(format!("tensor `{}` has no Hugging Face counterpart", info.name)))?;
+        let hf = hf_tensor_name(&info.name).ok_or_else(|| {
+            err(format!(
+                "tensor `{}` has no Hugging Face counterpart",
+                info.name
+            ))
+        })?;
         *source_types.entry(info.ggml_type.name()).or_insert(0) += 1;
         let shape = info.shape();
         let mut data = file.tensor_f32(&info.name)?;
@@ -228,12 +237,17 @@ pub fn import_gguf_with(gguf_path: &Path, out_dir: &Path, options: &ImportOption
 
     let tokenizer = build_tokenizer(&file)?;
     let tok_path = out_dir.join("tokenizer.json");
-    tokenizer.save(&tok_path, false).map_err(|e| Error::Tokenizer {
-        path: Some(tok_path.clone()),
-        message: e.to_string(),
-    })?;
+    tokenizer
+        .save(&tok_path, false)
+        .map_err(|e| Error::Tokenizer {
+            path: Some(tok_path.clone()),
+            message: e.to_string(),
+        })?;
     let tok_config = tokenizer_config(&file, Some(config.max_position_embeddings as u64))?;
-    write_json(&out_dir.join("tokenizer_config.json"), &serde_json::Value::Object(tok_config))?;
+    write_json(
+        &out_dir.join("tokenizer_config.json"),
+        &serde_json::Value::Object(tok_config),
+    )?;
     let mut generation = serde_json::Map::new();
     for (key, value) in [
         ("bos_token_id", config.bos_token_id.clone()),
@@ -244,7 +258,10 @@ pub fn import_gguf_with(gguf_path: &Path, out_dir: &Path, options: &ImportOption
             generation.insert(key.into(), v);
         }
     }
-    write_json(&out_dir.join("generation_config.json"), &serde_json::Value::Object(generation))?;
+    write_json(
+        &out_dir.join("generation_config.json"),
+        &serde_json::Value::Object(generation),
+    )?;
     config.save(&config_path)?;
     Ok(ImportSummary {
         num_tensors: file.tensors().len(),
@@ -276,7 +293,8 @@ fn write_safetensors(tensors: &[(String, Vec<usize>, Vec<f32>)], path: &Path) ->
         .iter()
         .zip(&bytes)
         .map(|((name, shape, _), b)| {
-            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), b).map(|v| (name.clone(), v))
+            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), b)
+                .map(|v| (name.clone(), v))
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(st_err)?;

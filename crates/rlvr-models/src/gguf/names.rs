@@ -45,7 +45,11 @@ pub fn hf_tensor_name(name: &str) -> Option<String> {
 /// Maps row indices of a `[rows, cols]` q/k projection with `n_head` heads; `to_hf` selects the
 /// direction. Returns `None` unless `rows` is a multiple of `2 · n_head`.
 fn permute_rows(data: &[f32], rows: usize, n_head: usize, to_hf: bool) -> Option<Vec<f32>> {
-    if n_head == 0 || rows == 0 || !rows.is_multiple_of(2 * n_head) || !data.len().is_multiple_of(rows) {
+    if n_head == 0
+        || rows == 0
+        || !rows.is_multiple_of(2 * n_head)
+        || !data.len().is_multiple_of(rows)
+    {
         return None;
     }
     let cols = data.len() / rows;
@@ -62,7 +66,8 @@ fn permute_rows(data: &[f32], rows: usize, n_head: usize, to_hf: bool) -> Option
                 } else {
                     (hf_row, gguf_row)
                 };
-                out[dst * cols..(dst + 1) * cols].copy_from_slice(&data[src * cols..(src + 1) * cols]);
+                out[dst * cols..(dst + 1) * cols]
+                    .copy_from_slice(&data[src * cols..(src + 1) * cols]);
             }
         }
     }

@@ -109,9 +109,13 @@ impl GgufFile {
             let what = format!("info of tensor `{name}`");
             let n_dims = cur.u32(&what)?;
             if n_dims > 4 {
-                return Err(cur.invalid(format!("tensor `{name}` has {n_dims} dimensions (at most 4)")));
+                return Err(cur.invalid(format!(
+                    "tensor `{name}` has {n_dims} dimensions (at most 4)"
+                )));
             }
-            let dims = (0..n_dims).map(|_| cur.u64(&what)).collect::<Result<Vec<_>>>()?;
+            let dims = (0..n_dims)
+                .map(|_| cur.u64(&what))
+                .collect::<Result<Vec<_>>>()?;
             let type_id = cur.u32(&what)?;
             let ggml_type = GgmlType::from_id(type_id).ok_or_else(|| Error::GgufUnknownType {
                 path: path.clone(),
@@ -225,7 +229,9 @@ impl GgufFile {
     pub fn require_u64(&self, key: &str) -> Result<u64> {
         let v = self.require(key)?;
         v.as_u64().ok_or_else(|| {
-            self.error(format!("metadata `{key}` = {v:?} is not a non-negative integer"))
+            self.error(format!(
+                "metadata `{key}` = {v:?} is not a non-negative integer"
+            ))
         })
     }
 

@@ -35,10 +35,12 @@ fn split(regex: &str) -> Value {
 fn pre_tokenizer(pre: Option<&str>) -> Option<Value> {
     Some(match pre.unwrap_or("default") {
         "default" | "gpt2" | "gpt-2" | "mpt" | "olmo" | "jais" => byte_level(true),
-        "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone" | "minerva" => json!({
-            "type": "Sequence",
-            "pretokenizers": [{"type": "Digits", "individual_digits": true}, byte_level(true)],
-        }),
+        "smollm" | "starcoder" | "refact" | "command-r" | "codeshell" | "exaone" | "minerva" => {
+            json!({
+                "type": "Sequence",
+                "pretokenizers": [{"type": "Digits", "individual_digits": true}, byte_level(true)],
+            })
+        }
         "llama3" | "llama-v3" | "llama-bpe" | "smaug-bpe" | "dbrx" => json!({
             "type": "Sequence", "pretokenizers": [split(LLAMA3_REGEX), byte_level(false)],
         }),
@@ -89,9 +91,9 @@ fn read_vocab(file: &GgufFile) -> Result<GgufVocab<'_>> {
     let types = match file.get("tokenizer.ggml.token_type") {
         None => vec![1; tokens.len()],
         Some(v) => {
-            let arr = v
-                .as_array()
-                .ok_or_else(|| err("metadata `tokenizer.ggml.token_type` is not an array".into()))?;
+            let arr = v.as_array().ok_or_else(|| {
+                err("metadata `tokenizer.ggml.token_type` is not an array".into())
+            })?;
             let types: Vec<i64> = arr.iter().map(|t| t.as_i64().unwrap_or(1)).collect();
             if types.len() != tokens.len() {
                 return Err(err(format!(
@@ -107,8 +109,11 @@ fn read_vocab(file: &GgufFile) -> Result<GgufVocab<'_>> {
         .into_iter()
         .enumerate()
         .map(|(i, m)| {
-            m.split_once(' ')
-                .ok_or_else(|| err(format!("metadata `tokenizer.ggml.merges`[{i}] = {m:?} is not \"a b\"")))
+            m.split_once(' ').ok_or_else(|| {
+                err(format!(
+                    "metadata `tokenizer.ggml.merges`[{i}] = {m:?} is not \"a b\""
+                ))
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(GgufVocab {
@@ -186,7 +191,9 @@ pub fn tokenizer_json(file: &GgufFile) -> Result<Value> {
                 "special_tokens": {t: {"id": t, "ids": [id], "tokens": [t]}},
             })
         }
-        _ => json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true}),
+        _ => {
+            json!({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true})
+        }
     };
     Ok(json!({
         "version": "1.0",
@@ -224,7 +231,10 @@ pub fn build_tokenizer(file: &GgufFile) -> Result<tokenizers::Tokenizer> {
 ///
 /// # Errors
 /// [`Error::Gguf`] naming the key when metadata is malformed.
-pub fn tokenizer_config(file: &GgufFile, context_length: Option<u64>) -> Result<serde_json::Map<String, Value>> {
+pub fn tokenizer_config(
+    file: &GgufFile,
+    context_length: Option<u64>,
+) -> Result<serde_json::Map<String, Value>> {
     let vocab = read_vocab(file)?;
     let n = vocab.tokens.len();
     let mut config = serde_json::Map::new();
@@ -235,7 +245,12 @@ pub fn tokenizer_config(file: &GgufFile, context_length: Option<u64>) -> Result<
             .unwrap_or(false);
         config.insert(flag.into(), v.into());
     }
-    for (name, key) in [("bos", "bos_token"), ("eos", "eos_token"), ("padding", "pad_token"), ("unknown", "unk_token")] {
+    for (name, key) in [
+        ("bos", "bos_token"),
+        ("eos", "eos_token"),
+        ("padding", "pad_token"),
+        ("unknown", "unk_token"),
+    ] {
         if let Some(id) = special_id(file, name, n)? {
             config.insert(key.into(), vocab.tokens[id as usize].into());
         }

@@ -159,7 +159,10 @@ mod tests {
     /// (1/7)/1).
     #[test]
     fn spec_bin_weights() {
-        let pool: Vec<f64> = [1., 1., 2., 4., 4., 4., 7.].iter().map(|k| k / 8.0).collect();
+        let pool: Vec<f64> = [1., 1., 2., 4., 4., 4., 7.]
+            .iter()
+            .map(|k| k / 8.0)
+            .collect();
         let w = bin_weights(&pool, 9);
         let want = [0.0, 1.0, 1.0 / 3.0, 0.0, 0.5, 0.0, 0.0, 1.0 / 7.0, 0.0];
         for (g, e) in w.iter().zip(want) {

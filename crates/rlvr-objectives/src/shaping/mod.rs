@@ -1,0 +1,230 @@
+//! Optional advantage-shaping stages of one step (rewards → sequence advantages → post-hoc
+//! shapers → update gating), selected in the `[stages]` table and applied in a fixed order.
+//!
+//! The trainer calls [`StagesConfig::apply`] once per step with host-side values and
+//! [`StagesConfig::gate_update`] once per mini-batch update; the [`ShapingState`] holds
+//! everything that persists between steps (CurveRL's pool, the ACR EMA, DGG's window) and is
+//! saved with the checkpoint. Every stage is off by default, so an empty `[stages]` table gives
+//! the base estimator's advantages unchanged (plus the ACR metrics).
+
+pub mod acr;
+pub mod curve_rl;
+pub mod dgg;
+pub mod edas;
+pub mod lampo;
+mod pipeline;
+pub mod pow3r;
+pub mod relex;
+pub mod srar;
+mod stats;
+pub mod tmn;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+pub use acr::{AcrConfig, AcrStats, AvspoConfig, VirtualSamples, advantage_collapse, avspo_group};
+pub use curve_rl::{CurveAdvantage, CurveRlConfig, CurveRlOutput, bin_weights, curve_rl};
+pub use dgg::{DggConfig, DggState};
+pub use edas::{EdasConfig, EdasMode, EdasStats, edas};
+pub use lampo::{LampoConfig, lampo_advantages, pair_weight, rouge_l_f1};
+pub use pow3r::{Pow3rConfig, Pow3rOutput, RubricSpec, pow3r};
+pub use relex::{RelexConfig, RelexFit, relex_fit};
+pub use srar::{
+    RubricItemKind, SrarConfig, StepJudgment, StepOffset, format_reward, srar_offsets, step_deltas,
+    step_headers, token_offsets,
+};
+pub use tmn::{TmnConfig, TmnOutput, tmn};
+
+use crate::error::Result;
+
+/// The optional stages, applied in this order (issue 8); all off by default.
+///
+/// 1. reward composition: `pow3r` (rubric weights) → `srar` (r_base) → `lampo.rouge_beta`
+///    (ROUGE-L auxiliary reward);
+/// 2. sequence advantages: ACR (always) → one estimator (`tmn`, `lampo.pairwise`,
+///    `curve_rl.advantage = "centered"`, else the objective's own) → `avspo` on collapsed
+///    groups → CurveRL and TMN weights;
+/// 3. post-hoc: `edas` on wrong rollouts' negative advantages, `srar` step offsets;
+/// 4. optimizer side: `dgg` ([`StagesConfig::gate_update`]).
+///
+/// At most one stage may replace the estimator; a config that asks for two is an error.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StagesConfig {
+    /// ACR metric knobs (always computed).
+    pub acr: AcrConfig,
+    /// POW3R policy-aware rubric weights (needs `rubric_scores`).
+    pub pow3r: Option<Pow3rConfig>,
+    /// SRaR step-wise rubric reward and offsets (needs `response_texts`, `step_judgments`).
+    pub srar: Option<SrarConfig>,
+    /// LamPO pairwise advantage (needs `seq_logp_mean`) and ROUGE-L auxiliary reward (needs
+    /// `response_texts`, `reference_solutions`).
+    pub lampo: Option<LampoConfig>,
+    /// TMN-Reweight for multi-task batches (needs `task_ids`).
+    pub tmn: Option<TmnConfig>,
+    /// AVSPO virtual samples for collapsed groups.
+    pub avspo: Option<AvspoConfig>,
+    /// CurveRL prompt weights.
+    pub curve_rl: Option<CurveRlConfig>,
+    /// EDAS error-diversity shaping (needs `passed`, `extracted_answers`).
+    pub edas: Option<EdasConfig>,
+    /// DGG update gating during batch reuse.
+    pub dgg: Option<DggConfig>,
+}
+
+/// What the trainer knows per sequence (flat, `[prompts × G]` row-major) and per prompt. A stage
+/// that needs a field the caller left empty fails with a typed error naming it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StageInput<'a> {
+    /// Verifier rewards, one per sequence.
+    pub rewards: &'a [f32],
+    /// G, rollouts per prompt.
+    pub group_size: usize,
+    /// Verifier verdicts (correct or not), one per sequence.
+    pub passed: &'a [bool],
+    /// Extracted final answers (normalized by the verifier), one per sequence.
+    pub extracted_answers: &'a [Option<String>],
+    /// Mean sampler log-prob per sequence (LamPO's confidence).
+    pub seq_logp_mean: &'a [f32],
+    /// Decoded responses, one per sequence.
+    pub response_texts: &'a [String],
+    /// Reference solutions, one per sequence (repeated across its group), when the task has one.
+    pub reference_solutions: &'a [Option<String>],
+    /// Task ids, one per sequence (TMN's multi-task grouping).
+    pub task_ids: &'a [String],
+    /// Per-criterion rubric scores in [0, 1], one vector per sequence.
+    pub rubric_scores: Option<&'a [Vec<f32>]>,
+    /// Per-prompt rubric weights and categories (POW3R); `None` = weights 1, one category.
+    pub rubrics: Option<&'a [RubricSpec]>,
+    /// Per-sequence judge verdicts on the step rubric items (SRaR).
+    pub step_judgments: Option<&'a [Vec<StepJudgment>]>,
+}
+
+impl<'a> StageInput<'a> {
+    /// An input with rewards and group size only; set the other fields as the stages need.
+    pub fn new(rewards: &'a [f32], group_size: usize) -> Self {
+        Self {
+            rewards,
+            group_size,
+            ..Self::default()
+        }
+    }
+}
+
+/// The stages' result for one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageOutput {
+    /// Rewards after reward composition (what the advantages were computed from).
+    pub rewards: Vec<f32>,
+    /// Per-sequence advantages after estimators and shapers, before the weights.
+    pub advantages: Vec<f32>,
+    /// Per-sequence loss weights (CurveRL prompt weight × TMN difficulty weight), 1 if none.
+    pub weights: Vec<f32>,
+    /// SRaR per-token offsets as character spans, one list per sequence (empty without SRaR);
+    /// map them with [`token_offsets`].
+    pub step_offsets: Vec<Vec<StepOffset>>,
+    /// `shaping/...` metrics (ACR always).
+    pub metrics: BTreeMap<String, f64>,
+}
+
+impl StageOutput {
+    /// The per-sequence advantage to put in the batch: `advantages[i] · weights[i]` (a
+    /// non-negative per-sequence weight on the clipped surrogate equals weighting its loss).
+    pub fn weighted_advantages(&self) -> Vec<f32> {
+        self.advantages
+            .iter()
+            .zip(&self.weights)
+            .map(|(a, w)| a * w)
+            .collect()
+    }
+}
+
+/// Everything the stages carry from one step to the next (serde, saved with the checkpoint).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShapingState {
+    /// Steps applied so far (AVSPO's threshold schedule, uniform seeds).
+    pub step: u64,
+    /// EMA of ACR (`None` before the first step).
+    pub acr_ema: Option<f64>,
+    /// CurveRL's lagged pool of mixed pass rates, one vector per batch, oldest first.
+    pub curve_rl_pool: VecDeque<Vec<f64>>,
+    /// DGG's window.
+    pub dgg: DggState,
+}
+
+impl StagesConfig {
+    /// Checks every enabled stage's ranges and that at most one stage replaces the estimator.
+    pub fn validate(&self) -> Result<()> {
+        self.acr.validate()?;
+        if let Some(c) = &self.pow3r {
+            c.validate()?;
+        }
+        if let Some(c) = &self.srar {
+            c.validate()?;
+        }
+        if let Some(c) = &self.lampo {
+            c.validate()?;
+        }
+        if let Some(c) = &self.tmn {
+            c.validate()?;
+        }
+        if let Some(c) = &self.avspo {
+            c.validate()?;
+        }
+        if let Some(c) = &self.curve_rl {
+            c.validate()?;
+        }
+        if let Some(c) = &self.edas {
+            c.validate()?;
+        }
+        if let Some(c) = &self.dgg {
+            c.validate()?;
+        }
+        let replacers = self.estimators();
+        crate::error::ensure(
+            replacers.len() <= 1,
+            "stages",
+            replacers.join(" + "),
+            "at most one of tmn, lampo.pairwise, curve_rl.advantage = \"centered\" may replace \
+             the advantage estimator",
+        )
+    }
+
+    /// The enabled stages that replace the sequence estimator.
+    fn estimators(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.tmn.is_some() {
+            out.push("tmn");
+        }
+        if self.lampo.is_some_and(|l| l.pairwise) {
+            out.push("lampo");
+        }
+        if self
+            .curve_rl
+            .is_some_and(|c| c.advantage == CurveAdvantage::Centered)
+        {
+            out.push("curve_rl");
+        }
+        out
+    }
+
+    /// Whether the trainer should apply this mini-batch update (DGG; always true when `dgg` is
+    /// off). `false`: zero the gradients, skip the optimizer step and end the reuse of the batch.
+    pub fn gate_update(
+        &self,
+        state: &mut ShapingState,
+        lm_head_grad_norm: f64,
+        epoch: usize,
+    ) -> bool {
+        match &self.dgg {
+            Some(cfg) => state.dgg.gate(cfg, lm_head_grad_norm, epoch),
+            None => true,
+        }
+    }
+
+    /// Passes over one rollout batch: DGG's K when on, else `epochs`.
+    pub fn max_epochs(&self, epochs: usize) -> usize {
+        self.dgg.map_or(epochs, |d| d.max_reuse)
+    }
+}

@@ -1,0 +1,244 @@
+//! `StagesConfig::apply`: the stages of one step, in order, over host-side values.
+
+use std::collections::BTreeMap;
+
+use super::acr::advantage_collapse;
+use super::curve_rl::{CurveAdvantage, curve_rl};
+use super::edas::edas;
+use super::lampo::{lampo_advantages, rouge_l_f1};
+use super::pow3r::pow3r;
+use super::srar::{format_reward, srar_offsets};
+use super::stats::{finite, need};
+use super::tmn::tmn;
+use super::{ShapingState, StageInput, StageOutput, StagesConfig, avspo_group};
+use crate::advantage::{AdvantageConfig, compute_advantages};
+use crate::error::{Error, Result, ensure};
+
+impl StagesConfig {
+    /// Runs the enabled stages on one step's rollouts and returns the rewards, advantages,
+    /// weights, SRaR offsets and `shaping/...` metrics; `base` is the objective's own estimator
+    /// (used unless a stage replaces it, and its `std_eps` is every stage's ε). `state` is read
+    /// and advanced (one call per step).
+    ///
+    /// # Errors
+    /// An invalid config, ragged groups, non-finite rewards, or an input a stage needs that is
+    /// missing or has the wrong length (each error names the field).
+    pub fn apply(
+        &self,
+        input: &StageInput,
+        base: &AdvantageConfig,
+        state: &mut ShapingState,
+    ) -> Result<StageOutput> {
+        self.validate()?;
+        let g = input.group_size;
+        let n = input.rewards.len();
+        ensure(g >= 1, "group_size", g, "must be >= 1")?;
+        if !n.is_multiple_of(g) {
+            return Err(Error::RaggedGroups {
+                len: n,
+                group_size: g,
+            });
+        }
+        finite("rewards", input.rewards)?;
+        let eps = f64::from(base.std_eps);
+        let mut m = BTreeMap::new();
+        let mut rewards = input.rewards.to_vec();
+
+        // 1. Reward composition.
+        if let Some(cfg) = &self.pow3r {
+            let scores = input.rubric_scores.unwrap_or(&[]);
+            need("rubric_scores", scores.len(), n, "pow3r")?;
+            if let Some(r) = input.rubrics {
+                need("rubrics", r.len(), n / g, "pow3r")?;
+            }
+            let out = pow3r(&rewards, scores, input.rubrics, g, cfg)?;
+            let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / n.max(1) as f64;
+            m.insert("shaping/pow3r_reward_mean".into(), mean(&out.rewards));
+            m.insert(
+                "shaping/pow3r_human_reward_mean".into(),
+                mean(&out.human_rewards),
+            );
+            m.insert(
+                "shaping/pow3r_strict_frac".into(),
+                out.strict.iter().filter(|&&s| s).count() as f64 / n.max(1) as f64,
+            );
+            m.insert(
+                "shaping/pow3r_empty_rubric_groups".into(),
+                out.empty_groups as f64,
+            );
+            rewards = out.rewards;
+        }
+        if let Some(cfg) = &self.srar {
+            need("response_texts", input.response_texts.len(), n, "srar")?;
+            let mut fmt = 0.0;
+            for (r, text) in rewards.iter_mut().zip(input.response_texts) {
+                let f = format_reward(text);
+                fmt += f64::from(f);
+                *r = (1.0 - cfg.format_weight) * *r + cfg.format_weight * f;
+            }
+            m.insert("shaping/srar_format_rate".into(), fmt / n.max(1) as f64);
+        }
+        if let Some(cfg) = self.lampo.filter(|c| c.rouge_beta > 0.0) {
+            need("response_texts", input.response_texts.len(), n, "lampo")?;
+            need(
+                "reference_solutions",
+                input.reference_solutions.len(),
+                n,
+                "lampo",
+            )?;
+            let (mut sum, mut count) = (0.0, 0usize);
+            for (i, r) in rewards.iter_mut().enumerate() {
+                if let Some(reference) = &input.reference_solutions[i] {
+                    let f = rouge_l_f1(&input.response_texts[i], reference, cfg.rouge_max_tokens);
+                    *r += cfg.rouge_beta * f;
+                    sum += f64::from(f);
+                    count += 1;
+                }
+            }
+            m.insert("shaping/lampo_rouge_mean".into(), sum / count.max(1) as f64);
+        }
+
+        // 2. ACR (always), then one sequence estimator.
+        let passed = if input.passed.len() == n {
+            input.passed
+        } else {
+            &[]
+        };
+        let acr = advantage_collapse(&rewards, g, passed, &self.acr);
+        let ema = match state.acr_ema {
+            Some(prev) => self.acr.ema_beta * prev + (1.0 - self.acr.ema_beta) * acr.acr,
+            None => acr.acr,
+        };
+        state.acr_ema = Some(ema);
+        m.insert("shaping/acr".into(), acr.acr);
+        m.insert("shaping/acr_ema".into(), ema);
+        if let (Some(c), Some(w)) = (acr.all_correct, acr.all_wrong) {
+            m.insert("shaping/acr_all_correct".into(), c);
+            m.insert("shaping/acr_all_wrong".into(), w);
+        }
+        let mut weights = vec![1.0f32; n];
+        let curve = self
+            .curve_rl
+            .as_ref()
+            .map(|cfg| (cfg, curve_rl(&rewards, g, &mut state.curve_rl_pool, cfg)));
+        let mut advantages = if let Some(cfg) = &self.tmn {
+            need("task_ids", input.task_ids.len(), n, "tmn")?;
+            let out = tmn(&rewards, input.task_ids, g, cfg, eps)?;
+            weights = out.weights;
+            m.insert("shaping/tmn_mean_pass_rate".into(), out.mean_pass_rate);
+            out.advantages
+        } else if let Some(cfg) = self.lampo.filter(|c| c.pairwise) {
+            need("seq_logp_mean", input.seq_logp_mean.len(), n, "lampo")?;
+            finite("seq_logp_mean", input.seq_logp_mean)?;
+            let (a, w) = lampo_advantages(&rewards, input.seq_logp_mean, g, &cfg, eps);
+            m.insert("shaping/lampo_pair_weight_mean".into(), w);
+            a
+        } else if let Some((_, out)) = curve
+            .as_ref()
+            .filter(|(c, _)| c.advantage == CurveAdvantage::Centered)
+        {
+            out.centered.clone()
+        } else {
+            compute_advantages(base, &rewards, g)?.values
+        };
+
+        // AVSPO: virtual samples in the statistics of collapsed groups.
+        if let Some(cfg) = &self.avspo {
+            let tau = cfg.threshold(state.step);
+            let active = !cfg.adaptive || ema > tau;
+            m.insert("shaping/avspo_threshold".into(), tau);
+            m.insert("shaping/avspo_active".into(), f64::from(u8::from(active)));
+            let mut groups = 0usize;
+            if active {
+                let (virt, mut alpha) = cfg.virtual_rewards(state.step);
+                if cfg.scale_alpha && tau > 0.0 {
+                    alpha *= (ema / tau).min(1.0);
+                }
+                for (gi, _) in acr.collapsed.iter().enumerate().filter(|(_, c)| **c) {
+                    let rows = gi * g..(gi + 1) * g;
+                    let a = avspo_group(&rewards[rows.clone()], &virt, alpha, eps);
+                    advantages[rows].copy_from_slice(&a);
+                    groups += 1;
+                }
+            }
+            m.insert("shaping/avspo_groups".into(), groups as f64);
+        }
+
+        // CurveRL prompt weights (0 for all-pass / all-fail prompts, so they also cancel AVSPO).
+        if let Some((_, out)) = &curve {
+            for (i, w) in weights.iter_mut().enumerate() {
+                *w *= out.prompt_weights[i / g] as f32;
+            }
+            let pw = &out.prompt_weights;
+            m.insert(
+                "shaping/curve_rl_weight_mean".into(),
+                pw.iter().sum::<f64>() / pw.len().max(1) as f64,
+            );
+            m.insert(
+                "shaping/curve_rl_weight_max".into(),
+                pw.iter().copied().fold(0.0, f64::max),
+            );
+            m.insert(
+                "shaping/curve_rl_nonempty_bins".into(),
+                out.bin_weights.iter().filter(|&&w| w > 0.0).count() as f64,
+            );
+            m.insert(
+                "shaping/curve_rl_pool_size".into(),
+                state.curve_rl_pool.iter().map(Vec::len).sum::<usize>() as f64,
+            );
+        }
+
+        // 3. Post-hoc shapers.
+        if let Some(cfg) = &self.edas {
+            need("passed", input.passed.len(), n, "edas")?;
+            need(
+                "extracted_answers",
+                input.extracted_answers.len(),
+                n,
+                "edas",
+            )?;
+            let s = edas(
+                &mut advantages,
+                g,
+                input.passed,
+                input.extracted_answers,
+                cfg,
+            );
+            m.insert("shaping/edas_groups".into(), s.groups_shaped as f64);
+            m.insert("shaping/edas_distinct_mean".into(), s.distinct_mean);
+            m.insert("shaping/edas_entropy_mean".into(), s.entropy_mean);
+            m.insert("shaping/edas_weight_mean".into(), s.weight_mean);
+        }
+        let step_offsets = match &self.srar {
+            Some(cfg) => {
+                let j = input.step_judgments.unwrap_or(&[]);
+                need("step_judgments", j.len(), n, "srar")?;
+                let off = srar_offsets(input.response_texts, j, g, cfg, eps);
+                let count = off.iter().map(Vec::len).sum::<usize>();
+                let mag: f64 = off
+                    .iter()
+                    .flatten()
+                    .map(|o| f64::from(o.offset.abs()))
+                    .sum();
+                m.insert(
+                    "shaping/srar_offset_abs_mean".into(),
+                    mag / count.max(1) as f64,
+                );
+                m.insert(
+                    "shaping/srar_outcome_abs_mean".into(),
+                    advantages.iter().map(|a| f64::from(a.abs())).sum::<f64>() / n.max(1) as f64,
+                );
+                off
+            }
+            None => vec![Vec::new(); n],
+        };
+        state.step += 1;
+        Ok(StageOutput {
+            rewards,
+            advantages,
+            weights,
+            step_offsets,
+            metrics: m,
+        })
+    }
+}

@@ -1,0 +1,66 @@
+//! A non-finite loss never reaches the weights: the update is skipped and counted, and every
+//! parameter keeps its exact value.
+
+mod common;
+
+use burn::module::Module;
+use rlvr_models::{hf_tensors, token_logprobs};
+use rlvr_train::bundled::base_policy;
+use rlvr_train::data::load_jsonl;
+use rlvr_train::device::default_device;
+use rlvr_train::step::{Update, guarded_update};
+use rlvr_train::trainer::Trainer;
+
+#[test]
+fn nan_loss_skips_the_update_and_leaves_weights_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::tiny_config(
+        &tmp.path().join("run"),
+        &tmp.path().join("cache"),
+        &["sft.steps=2"],
+    );
+    let device = default_device();
+    let train_set = load_jsonl(&config.data.train).unwrap();
+    let eval_set = load_jsonl(&config.data.eval).unwrap();
+    let base = base_policy(&config, &train_set, &eval_set, &device).unwrap();
+    let mut tr = Trainer::new(
+        config,
+        device.clone(),
+        base.model,
+        base.config,
+        base.tokenizer,
+        train_set,
+        eval_set,
+    )
+    .unwrap();
+
+    let ids = burn::tensor::Tensor::<2, burn::tensor::Int>::from_data([[5i64, 6, 7, 8]], &device);
+    let mask = burn::tensor::Tensor::<2>::from_data([[0.0f32, 1.0, 1.0, 1.0]], &device);
+    let before = hf_tensors(&tr.model().valid());
+
+    let finite = token_logprobs(tr.model(), ids.clone(), mask.clone())
+        .logp
+        .sum();
+    assert!(matches!(
+        guarded_update(&mut tr, 1e-2, finite, 1.0),
+        Update::Applied { .. }
+    ));
+    let after_finite = hf_tensors(&tr.model().valid());
+    assert_ne!(
+        before, after_finite,
+        "a finite update must change the weights"
+    );
+
+    let nan = token_logprobs(tr.model(), ids, mask).logp.sum() * f32::NAN;
+    let outcome = guarded_update(&mut tr, 1e-2, nan, 1.0);
+    assert!(
+        matches!(outcome, Update::Skipped { loss, .. } if loss.is_nan()),
+        "{outcome:?}"
+    );
+    assert_eq!(tr.state.skipped_updates, 1);
+    assert_eq!(
+        hf_tensors(&tr.model().valid()),
+        after_finite,
+        "a NaN loss changed the weights"
+    );
+}
