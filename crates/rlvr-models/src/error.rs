@@ -114,7 +114,9 @@ pub enum Error {
         found: Vec<u8>,
     },
     /// A GGUF file ends inside a structure it declares (header, metadata, tensor info or data).
-    #[error("{path}: truncated GGUF file: {what} at byte {offset} needs {needed} bytes, the file has {len}")]
+    #[error(
+        "{path}: truncated GGUF file: {what} at byte {offset} needs {needed} bytes, the file has {len}"
+    )]
     GgufTruncated {
         /// The file.
         path: PathBuf,

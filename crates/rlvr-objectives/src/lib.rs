@@ -8,6 +8,9 @@
 //! metrics). Every objective is a pure function over the batch and its config (`loss/*.rs`);
 //! the registry enum only dispatches.
 //!
+//! [`shaping`] holds the optional per-step stages (ACR/AVSPO, CurveRL, LamPO, TMN, POW3R, SRaR,
+//! EDAS, DGG) behind one entry point, [`StagesConfig::apply`], and the offline RELEX fit.
+//!
 //! ```
 //! use burn::tensor::Device;
 //! use rlvr_objectives::{LossContext, ObjectiveConfig, PolicyBatch, broadcast_advantages,

@@ -26,6 +26,9 @@ pub struct TrainerState {
     pub base_accuracy: Option<f64>,
     /// (step, held-out accuracy) of every evaluation so far.
     pub evals: Vec<(usize, f64)>,
+    /// State of the advantage-shaping stages (CurveRL pool, ACR average, DGG window).
+    #[serde(default)]
+    pub shaping: rlvr_objectives::ShapingState,
 }
 
 /// The directory of checkpoints inside a run directory.

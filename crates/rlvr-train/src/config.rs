@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rlvr_objectives::ObjectiveConfig;
+use rlvr_objectives::{ObjectiveConfig, StagesConfig};
 use rlvr_optim::OptimizerConfig;
 use rlvr_verifiers::VerifierConfig;
 use serde::{Deserialize, Serialize};
@@ -43,6 +43,9 @@ pub struct RunConfig {
     pub optimizer: OptimizerConfig,
     /// The reward program (rlvr-verifiers registry; `kind` = math, code, rubric).
     pub verifier: VerifierConfig,
+    /// Optional advantage-shaping stages (rlvr-objectives `StagesConfig`: edas, avspo,
+    /// curve_rl, lampo, tmn, pow3r, srar, dgg); all off by default.
+    pub stages: StagesConfig,
 }
 
 /// The policy model.
@@ -180,6 +183,7 @@ impl Default for RunConfig {
             objective: kind_default("dapo"),
             optimizer: kind_default("adamw"),
             verifier: kind_default("math"),
+            stages: StagesConfig::default(),
         }
     }
 }
@@ -244,7 +248,7 @@ impl Default for RolloutSection {
 impl Default for TrainSection {
     fn default() -> Self {
         Self {
-            steps: 100,
+            steps: 50,
             lr: 3e-5,
             warmup_steps: 5,
             mini_batches: 1,
@@ -312,6 +316,9 @@ impl RunConfig {
         if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
             return bad("train.lr must be a positive number");
         }
+        self.stages
+            .validate()
+            .map_err(|e| Error::Config(format!("stages: {e}")))?;
         if self.rollout.max_new_tokens == 0 {
             return bad("rollout.max_new_tokens must be positive");
         }

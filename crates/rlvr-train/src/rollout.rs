@@ -24,6 +24,10 @@ pub struct Sample {
     pub text: String,
     /// Verifier reward, filled by the verify stage.
     pub reward: f32,
+    /// Whether the verifier judged the response correct, filled by the verify stage.
+    pub passed: bool,
+    /// The answer the verifier extracted, if any (EDAS compares wrong answers by it).
+    pub extracted: Option<String>,
     /// Advantage, filled by the advantage stage.
     pub advantage: f32,
 }
@@ -113,6 +117,8 @@ pub fn sample_groups(
             finish: out.finish_reason,
             text,
             reward: 0.0,
+            passed: false,
+            extracted: None,
             advantage: 0.0,
         });
     }

@@ -60,6 +60,8 @@ pub fn encode_pairs(
                 finish: rlvr_models::FinishReason::Stop,
                 text: target.to_string(),
                 reward: 0.0,
+                passed: true,
+                extracted: None,
                 advantage: 0.0,
             })
         })

@@ -8,7 +8,7 @@ use burn::optim::GradientsParams;
 use burn::tensor::Tensor;
 use rlvr_models::{FinishReason, token_logprobs};
 use rlvr_objectives::reward_shaping::ShapingInput;
-use rlvr_objectives::{LossContext, PolicyBatch, compute_advantages, kl};
+use rlvr_objectives::{LossContext, PolicyBatch, StageInput, StagesConfig, compute_advantages, kl};
 
 use crate::batch::pack;
 use crate::error::Result;
@@ -55,10 +55,21 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
         verify_s += t.elapsed().as_secs_f64();
         all_rewards.extend_from_slice(&rewards);
         shape_rewards(tr, &samples, &mut rewards, &mut m)?;
-        let adv = compute_advantages(&cfg.objective.advantage_config(), &rewards, g)?;
-        zero_groups += adv.zero_groups;
-        groups += adv.groups;
-        for (s, a) in samples.iter_mut().zip(&adv.values) {
+        let advantages = if cfg.stages == StagesConfig::default() {
+            let adv = compute_advantages(&cfg.objective.advantage_config(), &rewards, g)?;
+            zero_groups += adv.zero_groups;
+            groups += adv.groups;
+            adv.values
+        } else {
+            let values = apply_stages(tr, &samples, &rewards, &mut m)?;
+            groups += samples.len() / g;
+            zero_groups += values
+                .chunks(g)
+                .filter(|c| c.iter().all(|&a| a == 0.0))
+                .count();
+            values
+        };
+        for (s, a) in samples.iter_mut().zip(&advantages) {
             s.advantage = *a;
         }
         for group in samples.chunks(g) {
@@ -184,6 +195,54 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
         tokens as f64 / update_s.max(1e-9),
     );
     Ok(m)
+}
+
+/// The optional advantage-shaping stages of rlvr-objectives (`[stages]` in the config): reward
+/// composition, estimators, shapers; returns per-sequence advantages times loss weights.
+fn apply_stages(
+    tr: &mut Trainer,
+    samples: &[Sample],
+    rewards: &[f32],
+    m: &mut Metrics,
+) -> Result<Vec<f32>> {
+    let g = tr.config.rollout.group_size;
+    let passed: Vec<bool> = samples.iter().map(|s| s.passed).collect();
+    let extracted: Vec<Option<String>> = samples.iter().map(|s| s.extracted.clone()).collect();
+    let seq_logp: Vec<f32> = samples
+        .iter()
+        .map(|s| s.old_logp.iter().sum::<f32>() / s.old_logp.len().max(1) as f32)
+        .collect();
+    let texts: Vec<String> = samples.iter().map(|s| s.text.clone()).collect();
+    let field = |s: &Sample, key: &str| {
+        tr.train_set[s.example]
+            .record
+            .get(key)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let solutions: Vec<Option<String>> = samples.iter().map(|s| field(s, "solution")).collect();
+    let tasks: Vec<String> = samples
+        .iter()
+        .map(|s| field(s, "task").unwrap_or_else(|| "default".into()))
+        .collect();
+    let input = StageInput {
+        passed: &passed,
+        extracted_answers: &extracted,
+        seq_logp_mean: &seq_logp,
+        response_texts: &texts,
+        reference_solutions: &solutions,
+        task_ids: &tasks,
+        ..StageInput::new(rewards, g)
+    };
+    let out = tr.config.stages.apply(
+        &input,
+        &tr.config.objective.advantage_config(),
+        &mut tr.state.shaping,
+    )?;
+    for (k, v) in out.metrics.iter() {
+        m.insert(format!("stages/{k}"), *v);
+    }
+    Ok(out.weighted_advantages())
 }
 
 /// DAPO's soft overlong penalty and, with `kl_in_reward`, −β·KL to the reference per sequence,

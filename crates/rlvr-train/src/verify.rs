@@ -59,6 +59,8 @@ pub fn score(tr: &Trainer, samples: &mut [Sample], m: &mut Metrics) -> Vec<f32> 
     let mut rewards = vec![0.0f32; samples.len()];
     let (mut errors, mut timeouts) = (samples.len() - idx.len(), 0usize);
     for (i, v) in idx.into_iter().zip(verdicts) {
+        samples[i].passed = v.passed;
+        samples[i].extracted = v.extracted.clone();
         match v.outcome {
             Outcome::Timeout => timeouts += 1,
             Outcome::Crashed => errors += 1,

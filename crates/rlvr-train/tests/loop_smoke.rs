@@ -65,3 +65,29 @@ fn a_few_steps_of_the_real_loop() {
     assert!(run_dir.join("report.md").is_file());
     assert!(run_dir.join("config.toml").is_file());
 }
+
+#[test]
+fn advantage_shaping_stages_run_inside_the_loop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("run");
+    let extra = ["stages.edas={}", "stages.avspo={}", "train.steps=2"];
+    let config = common::tiny_config(&run_dir, &tmp.path().join("cache"), &extra);
+    let out = train(
+        config,
+        &RunOptions {
+            quiet: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(out.steps, 2);
+    let history = read_metrics(&run_dir.join("metrics.jsonl")).unwrap();
+    for (_, m) in &history {
+        assert!(
+            m.keys().any(|k| k.starts_with("stages/")),
+            "no stage metrics: {m:?}"
+        );
+    }
+    let state = checkpoint::read_state(&checkpoint::latest(&run_dir).unwrap().unwrap()).unwrap();
+    assert_eq!(state.shaping.step, 2, "the stages' state is checkpointed");
+}

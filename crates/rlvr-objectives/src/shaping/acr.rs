@@ -7,7 +7,7 @@
 //!
 //! # Formula
 //! ACR: z_g = 1[Var_g(r) < τ_var] (population variance), ACR = mean_g z_g, with an EMA
-//! (β = 0.9). AVSPO **[PROPOSED reconstruction]**: for a collapsed group, V virtual rewards
+//! (β = 0.9). AVSPO **\[PROPOSED reconstruction]**: for a collapsed group, V virtual rewards
 //! v_j of weight α enter the normalization statistics only:
 //! μ' = (Σ_i r_i + α Σ_j v_j)/(G + αV), σ'² = (Σ_i (r_i − μ')² + α Σ_j (v_j − μ')²)/(G + αV),
 //! A_i = (r_i − μ')/(σ' + ε) for the G real rollouts (no gradient terms for virtual samples).
@@ -114,18 +114,18 @@ pub enum VirtualSamples {
     Fixed,
     /// V seeded uniform draws in [r_min, r_max] (ablation "random uniform"); seed = `seed` + step.
     Uniform,
-    /// Stratified values whose weight decays as α·2^(−step/half_life) **[PROPOSED]** (ablation
+    /// Stratified values whose weight decays as α·2^(−step/half_life) **\[PROPOSED]** (ablation
     /// "exponential decay"; the paper's form was not available).
     ExpDecay,
 }
 
-/// AVSPO knobs (spec §2; README defaults where sourced, the rest **[PROPOSED]**).
+/// AVSPO knobs (spec §2; README defaults where sourced, the rest **\[PROPOSED]**).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AvspoConfig {
     /// α, the weight of each virtual sample in the statistics (`virtual_sample_alpha`, 0.5).
     pub alpha: f64,
-    /// V, the number of virtual rewards (default 8 = the README's G) [PROPOSED].
+    /// V, the number of virtual rewards (default 8 = the README's G) \[PROPOSED].
     pub virtual_samples: usize,
     /// How the virtual rewards are built (default `stratified`, the paper's best).
     pub construction: VirtualSamples,
@@ -135,7 +135,7 @@ pub struct AvspoConfig {
     pub reward_max: f64,
     /// The value of every virtual reward in `fixed` mode (default 0.5).
     pub fixed_value: f64,
-    /// Half-life in steps of the weight in `exp_decay` mode (default 100) [PROPOSED].
+    /// Half-life in steps of the weight in `exp_decay` mode (default 100) \[PROPOSED].
     pub half_life: f64,
     /// Seed of the `uniform` draws (default 0).
     pub seed: u64,
@@ -144,12 +144,12 @@ pub struct AvspoConfig {
     pub adaptive: bool,
     /// τ_0 (`acr_threshold_init`, 0.5).
     pub threshold_init: f64,
-    /// τ_min reached at `threshold_decay_steps` (default 0.3) [PROPOSED].
+    /// τ_min reached at `threshold_decay_steps` (default 0.3) \[PROPOSED].
     pub threshold_min: f64,
     /// Steps over which τ decays linearly from τ_0 to τ_min (default 500, the README's run
-    /// length; 0 = constant τ_0) [PROPOSED].
+    /// length; 0 = constant τ_0) \[PROPOSED].
     pub threshold_decay_steps: usize,
-    /// Scale α by min(1, ACR_EMA/τ_t) (default false) [PROPOSED option of the spec].
+    /// Scale α by min(1, ACR_EMA/τ_t) (default false) \[PROPOSED option of the spec].
     pub scale_alpha: bool,
 }
 

@@ -7,7 +7,7 @@
 //!
 //! # Formula (exact, from the code)
 //! Per prompt p̂ = mean_i s_i (s_i = r_i when every reward of the batch lies in [0, 1], else
-//! 1[r_i > 0]). A histogram with max(G + 1, 2) bins over the reference pool (p̂ with 0 < p̂ < 1
+//! 1\[r_i > 0\]). A histogram with max(G + 1, 2) bins over the reference pool (p̂ with 0 < p̂ < 1
 //! from the last `pool_num` batches; the current batch when the pool is empty) gives
 //! w_b = mass_b / max(cdf_b, ε), the reverse hazard rate f/F. Prompt weight w(p̂) = w_{bin(p̂)}
 //! for 0 < p̂ < 1, else 0; A_i = w(p̂)(s_i − p̂). The current batch enters the pool afterwards.
@@ -27,7 +27,7 @@ const CDF_EPS: f64 = 1e-12;
 pub enum CurveAdvantage {
     /// A_i = s_i − p̂ (no std division), as in the official code; replaces the base estimator.
     Centered,
-    /// Keep the configured estimator's advantages and only weight them [PROPOSED composition].
+    /// Keep the configured estimator's advantages and only weight them \[PROPOSED composition].
     Base,
 }
 

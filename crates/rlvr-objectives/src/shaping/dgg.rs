@@ -11,7 +11,7 @@
 //! k > 1 (the first pass over a batch is never gated). If Z > τ the update is skipped (zero the
 //! gradients before the optimizer step) and the reuse of this batch ends. The Z-score on Δg,
 //! the window W = 8 persisting across batches, the population std and "a gated step's
-//! statistics do not enter the window" are **[PROPOSED]**.
+//! statistics do not enter the window" are **\[PROPOSED]**.
 
 use std::collections::VecDeque;
 
@@ -28,7 +28,7 @@ const Z_EPS: f64 = 1e-12;
 pub struct DggConfig {
     /// τ, the Z-score threshold (default 0.5; the paper recommends [0.1, 0.5]).
     pub threshold: f64,
-    /// W, the window of accepted Δg (default 8) [PROPOSED].
+    /// W, the window of accepted Δg (default 8) \[PROPOSED].
     pub window: usize,
     /// K, the most passes over one rollout batch (default 4); the trainer's epoch count.
     pub max_reuse: usize,

@@ -4,7 +4,7 @@
 //! Liu et al., "Leveraging Error Diversity in Group Rollouts for Reinforcement Learning",
 //! [arXiv 2605.17333](https://arxiv.org/abs/2605.17333). Specification: `methods-extra.md` §1.
 //!
-//! # Formula [PROPOSED] (the paper's weighting was not available)
+//! # Formula \[PROPOSED] (the paper's weighting was not available)
 //! Wrong rollouts W (m = |W|) are clustered by extracted answer (`None` is one cluster), n_k
 //! the cluster sizes, f_i = n_{k(i)}/m. Absolute mode: ω_i = clip((n_{k(i)}/τ)^α, ω_min, ω_max).
 //! Redistribute mode: ω_i = (f_i K)^α / mean_{j∈W} (f_j K)^α, K = number of wrong clusters.
@@ -26,7 +26,7 @@ pub enum EdasMode {
     Redistribute,
 }
 
-/// EDAS knobs, all **[PROPOSED]** (spec §1).
+/// EDAS knobs, all **\[PROPOSED]** (spec §1).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EdasConfig {

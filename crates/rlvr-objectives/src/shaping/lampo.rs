@@ -5,7 +5,7 @@
 //! Deng et al., "LamPO: A Lambda Style Policy Optimization for Reasoning Language Models",
 //! arXiv 2605.21235 (withdrawn; no code). Specification: `methods-extra.md` §4.
 //!
-//! # Formula [PROPOSED, modelled on LambdaRank's pairwise sigmoid weights]
+//! # Formula \[PROPOSED, modelled on LambdaRank's pairwise sigmoid weights]
 //! w_ij = 2σ(−sgn(r_i − r_j)(ℓ̄_i − ℓ̄_j)/τ) with ℓ̄ the mean sampler log-prob of a sequence;
 //! A_i = 1/(G−1) Σ_{j≠i} (r_i − r_j) w_ij, optionally divided by the unbiased std_g(r) + ε.
 //! With all w = 1, A_i = G/(G−1)(r_i − r̄). Auxiliary reward: r_i ← r_i + β·ROUGE-L F1(y_i, ref)
@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::stats::{mean, unbiased_var};
 use crate::error::{Result, ensure};
 
-/// LamPO knobs, all **[PROPOSED]** (spec §4).
+/// LamPO knobs, all **\[PROPOSED]** (spec §4).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LampoConfig {

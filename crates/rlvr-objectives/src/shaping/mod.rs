@@ -6,6 +6,8 @@
 //! everything that persists between steps (CurveRL's pool, the ACR EMA, DGG's window) and is
 //! saved with the checkpoint. Every stage is off by default, so an empty `[stages]` table gives
 //! the base estimator's advantages unchanged (plus the ACR metrics).
+//!
+//! [`relex`] is the offline piece: RELEX's rank-r checkpoint extrapolation per flattened tensor.
 
 pub mod acr;
 pub mod curve_rl;

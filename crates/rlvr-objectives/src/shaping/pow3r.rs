@@ -5,14 +5,14 @@
 //! [arXiv 2605.20164](https://arxiv.org/abs/2605.20164) (no code). Specification:
 //! `methods-extra.md` §6.
 //!
-//! # Formula [PROPOSED]
+//! # Formula \[PROPOSED]
 //! Per prompt with criteria k (signed human weights h_k: a negative weight is a pitfall, whose
 //! score counts against the reward; |h_k| is its importance) and scores s_{i,k} ∈ [0, 1]:
 //! c_k = population std_i s_{i,k}; within each category g, with H_g = Σ_{k∈g} |h_k|,
 //! ŵ_k = H_g |h_k| (c_k + ε_c)^γ / Σ_{k'∈g} |h_{k'}| (c_{k'} + ε_c)^γ (ŵ = |h| if the sum is 0);
 //! w_k = (1 − λ)|h_k| + λ ŵ_k; R_i = Σ_k sgn(h_k) w_k s_{i,k} / Σ_k |h_k|.
 //! Logged: the human-weighted score R^h_i = Σ_k h_k s_{i,k} / Σ_k |h_k| and strict completion
-//! (every positive criterion met and no pitfall met; "met" = s ≥ 0.5 [PROPOSED]).
+//! (every positive criterion met and no pitfall met; "met" = s ≥ 0.5 \[PROPOSED]).
 
 use std::collections::BTreeMap;
 
@@ -20,10 +20,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, ensure};
 
-/// A score counts as "criterion met" at or above this value (strict completion) [PROPOSED].
+/// A score counts as "criterion met" at or above this value (strict completion) \[PROPOSED].
 const MET: f32 = 0.5;
 
-/// POW3R knobs, all **[PROPOSED]** (spec §6).
+/// POW3R knobs, all **\[PROPOSED]** (spec §6).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Pow3rConfig {

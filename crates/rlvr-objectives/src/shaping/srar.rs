@@ -5,7 +5,7 @@
 //! [arXiv 2605.17291](https://arxiv.org/abs/2605.17291); code akarinmoe/SRaR
 //! (`recipe/SRaR/srar_advantage.py`, `reward_manager.py`). Specification: `methods-extra.md` §7.
 //!
-//! # Formula (exact, from the code; the clip is [PROPOSED])
+//! # Formula (exact, from the code; the clip is \[PROPOSED])
 //! r_base = (1 − λ) r_acc + λ r_fmt (r_fmt = 1 iff a `### Step N:` header and `\boxed{`). Each
 //! satisfied item adds to its step: SUGGEST +R_S/n_S, PITFALL −|R_P|/n_P, BONUS +R_B/n_B
 //! (n = items of that type in the rubric; ANSWER items and step −1 are ignored) → d_{i,k}.
@@ -37,7 +37,7 @@ pub struct SrarConfig {
     /// R_BON, the total reward of the BONUS items (default 1.0).
     pub bonus_reward: f64,
     /// Clip of each normalized step offset to ±value (default 0 = off, as in the code)
-    /// [PROPOSED option].
+    /// \[PROPOSED option].
     pub offset_clip: f64,
 }
 
