@@ -402,6 +402,27 @@ mod tests {
         assert_eq!(shipped.to_toml(), RunConfig::default().to_toml());
     }
 
+    /// Every shipped configuration parses and validates.
+    #[test]
+    fn shipped_configs_load() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+        let mut n = 0;
+        for dir in [root.clone(), root.join("ablations")] {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "toml") {
+                    RunConfig::load(Some(&path), &[])
+                        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    n += 1;
+                }
+            }
+        }
+        assert!(
+            n >= 11,
+            "expected the default and ten ablation configs, found {n}"
+        );
+    }
+
     #[test]
     fn empty_file_gives_defaults() {
         let c = RunConfig::load(None, &[]).unwrap();
