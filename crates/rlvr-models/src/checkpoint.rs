@@ -171,7 +171,19 @@ pub fn hf_tensors(model: &CausalLm) -> Vec<(String, Vec<usize>, Vec<f32>)> {
 }
 
 fn write_weights(model: &CausalLm, path: &Path) -> Result<()> {
-    let tensors = hf_tensors(model);
+    write_safetensors(&hf_tensors(model), path)
+}
+
+/// Writes f32 tensors `(HF name, shape, row-major data)` as one safetensors file with the
+/// `{"format": "pt"}` metadata transformers expects.
+pub(crate) fn write_safetensors(
+    tensors: &[(String, Vec<usize>, Vec<f32>)],
+    path: &Path,
+) -> Result<()> {
+    let st_err = |e: safetensors::SafeTensorError| Error::Safetensors {
+        path: path.to_owned(),
+        message: e.to_string(),
+    };
     let bytes: Vec<Vec<u8>> = tensors
         .iter()
         .map(|(_, _, d)| d.iter().flat_map(|x| x.to_le_bytes()).collect())
@@ -184,15 +196,9 @@ fn write_weights(model: &CausalLm, path: &Path) -> Result<()> {
                 .map(|v| (name.clone(), v))
         })
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Error::Safetensors {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
+        .map_err(st_err)?;
     let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
-    safetensors::serialize_to_file(views, Some(metadata), path).map_err(|e| Error::Safetensors {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })
+    safetensors::serialize_to_file(views, Some(metadata), path).map_err(st_err)
 }
 
 /// Reads tensors by HF name from one or several safetensors files.

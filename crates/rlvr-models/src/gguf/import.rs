@@ -2,10 +2,8 @@
 //! `model.safetensors` in f32 with HF names and layouts, `tokenizer.json`,
 //! `tokenizer_config.json` with the chat template, `generation_config.json`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
-
-use safetensors::Dtype;
 
 use crate::checkpoint::{CONFIG_FILE, WEIGHTS_FILE};
 use crate::config::{Architecture, ModelConfig};
@@ -230,7 +228,7 @@ pub fn import_gguf_with(
         std::fs::remove_file(&config_path).map_err(|e| Error::io(&config_path, e))?;
     }
     let tmp = out_dir.join(format!(".{WEIGHTS_FILE}.tmp-{}", std::process::id()));
-    write_safetensors(&tensors, &tmp)?;
+    crate::checkpoint::write_safetensors(&tensors, &tmp)?;
     drop(tensors);
     let weights = out_dir.join(WEIGHTS_FILE);
     std::fs::rename(&tmp, &weights).map_err(|e| Error::io(&weights, e))?;
@@ -278,26 +276,4 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
         source,
     })?;
     std::fs::write(path, text + "\n").map_err(|e| Error::io(path, e))
-}
-
-fn write_safetensors(tensors: &[(String, Vec<usize>, Vec<f32>)], path: &Path) -> Result<()> {
-    let st_err = |e: safetensors::SafeTensorError| Error::Safetensors {
-        path: path.to_owned(),
-        message: e.to_string(),
-    };
-    let bytes: Vec<Vec<u8>> = tensors
-        .iter()
-        .map(|(_, _, d)| d.iter().flat_map(|x| x.to_le_bytes()).collect())
-        .collect();
-    let views = tensors
-        .iter()
-        .zip(&bytes)
-        .map(|((name, shape, _), b)| {
-            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), b)
-                .map(|v| (name.clone(), v))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(st_err)?;
-    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
-    safetensors::serialize_to_file(views, Some(metadata), path).map_err(st_err)
 }
