@@ -70,7 +70,8 @@ fn a_few_steps_of_the_real_loop() {
 fn advantage_shaping_stages_run_inside_the_loop() {
     let tmp = tempfile::tempdir().unwrap();
     let run_dir = tmp.path().join("run");
-    let extra = ["stages.edas={}", "stages.avspo={}", "train.steps=2"];
+    // Dynamic sampling too: with the tiny model most groups are all-wrong, so it resamples.
+    let extra = ["stages.edas={}", "stages.avspo={}", "train.steps=2", "rollout.dynamic_sampling=true"];
     let config = common::tiny_config(&run_dir, &tmp.path().join("cache"), &extra);
     let out = train(
         config,
