@@ -162,11 +162,16 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         }
         if stopping && tr.state.step < total {
             interrupted = true;
-            bar.println(format!(
+            let line = format!(
                 "stopping at step {}: checkpoint saved; resume with --resume {}",
                 tr.state.step,
                 run_dir.display()
-            ));
+            );
+            if bar.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                bar.println(line);
+            }
             break;
         }
     }

@@ -71,7 +71,12 @@ fn advantage_shaping_stages_run_inside_the_loop() {
     let tmp = tempfile::tempdir().unwrap();
     let run_dir = tmp.path().join("run");
     // Dynamic sampling too: with the tiny model most groups are all-wrong, so it resamples.
-    let extra = ["stages.edas={}", "stages.avspo={}", "train.steps=2", "rollout.dynamic_sampling=true"];
+    let extra = [
+        "stages.edas={}",
+        "stages.avspo={}",
+        "train.steps=2",
+        "rollout.dynamic_sampling=true",
+    ];
     let config = common::tiny_config(&run_dir, &tmp.path().join("cache"), &extra);
     let out = train(
         config,
