@@ -4,8 +4,13 @@ use burn::module::Module;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use rlvr_models::{CausalLm, ModelConfig};
 
+/// The device RNG is global and the tests of this file run in parallel: tests that seed it or
+/// draw from it (model init) hold this lock, so a seeded init is not interleaved with another.
+static RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn flops_per_token_matches_hand_count() {
+    let _rng = RNG.lock().unwrap_or_else(|e| e.into_inner());
     // tiny(300, 128, 2): 2 heads of 64, 1 kv head, SwiGLU width 344 (8·128/3 = 341 → 344).
     // Matmul weights: lm_head 300·128 = 38 400; per layer q 16 384 + k 8 192 + v 8 192 +
     // o 16 384 + MLP 3·128·344 = 132 096 → 181 248; total 38 400 + 2·181 248 = 400 896.
@@ -20,6 +25,7 @@ fn flops_per_token_matches_hand_count() {
 
 #[test]
 fn forward_is_causal_and_batch_independent() {
+    let _rng = RNG.lock().unwrap_or_else(|e| e.into_inner());
     let device = Device::flex();
     device.seed(1);
     let model = CausalLm::new(&ModelConfig::tiny(64, 64, 2), &device).valid();
@@ -51,6 +57,7 @@ fn forward_is_causal_and_batch_independent() {
 
 #[test]
 fn same_seed_same_init() {
+    let _rng = RNG.lock().unwrap_or_else(|e| e.into_inner());
     let device = Device::flex();
     let config = ModelConfig::tiny(64, 64, 1);
     device.seed(5);
