@@ -95,5 +95,10 @@ fn advantage_shaping_stages_run_inside_the_loop() {
         );
     }
     let state = checkpoint::read_state(&checkpoint::latest(&run_dir).unwrap().unwrap()).unwrap();
-    assert_eq!(state.shaping.step, 2, "the stages' state is checkpointed");
+    // One application per rollout round: at least one per step (more when dynamic sampling resamples).
+    assert!(
+        state.shaping.step >= 2,
+        "the stages' state is checkpointed: {:?}",
+        state.shaping
+    );
 }
