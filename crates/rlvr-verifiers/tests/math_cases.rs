@@ -4,41 +4,9 @@
 //! copied from `math500_test.jsonl`; the responses are equivalent (or deliberately wrong)
 //! rewritings derived by hand.
 
-use rlvr_verifiers::{MathConfig, MathVerifier, Reference, Verifier};
+mod math_table;
 
-fn verifier() -> MathVerifier {
-    MathConfig::default().init().expect("default config")
-}
-
-fn check(v: &MathVerifier, response: &str, gold: &str, expected: bool) -> Option<String> {
-    let verdict = v.verify(
-        response,
-        &Reference::Math {
-            answer: gold.to_string(),
-        },
-    );
-    (verdict.passed != expected).then(|| {
-        format!(
-            "response {response:?} vs gold {gold:?}: expected {expected}, got {:?} {}",
-            verdict.outcome, verdict.details
-        )
-    })
-}
-
-fn run(table: &[(&str, &str, bool)]) {
-    let v = verifier();
-    let failures: Vec<String> = table
-        .iter()
-        .filter_map(|(r, g, e)| check(&v, r, g, *e))
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        table.len(),
-        failures.join("\n")
-    );
-}
+use math_table::run;
 
 #[test]
 fn extraction_forms() {
