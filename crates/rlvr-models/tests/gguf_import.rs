@@ -3,7 +3,9 @@
 //! does): the import gives back the original HF tensors exactly, hence the logits recorded with
 //! transformers; the tokenizer built from the GGUF vocabulary gives transformers' ids.
 
-use std::path::{Path, PathBuf};
+mod parity_fixture;
+
+use parity_fixture::{Record, fixture};
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use rlvr_models::gguf::{
@@ -11,23 +13,6 @@ use rlvr_models::gguf::{
     permute_qk_rows, unpermute_qk_rows,
 };
 use rlvr_models::{ChatMessage, Error, Tokenizer, hf_tensors, load_pretrained};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-#[derive(serde::Deserialize)]
-struct Case {
-    input_ids: Vec<i64>,
-    logits: Vec<Vec<f32>>,
-}
-
-#[derive(serde::Deserialize)]
-struct Record {
-    cases: Vec<Case>,
-}
 
 /// Imports `tests/fixtures/gguf/<name>.gguf`, checks tensors against `tests/fixtures/<name>`
 /// and logits against its `parity.json`; returns the imported directory.

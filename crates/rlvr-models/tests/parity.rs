@@ -3,27 +3,12 @@
 //! The fixtures and their reference logits come from `scripts/make_parity_fixtures.py`
 //! (transformers 5.24, torch 2.9, f32, eval mode); this test needs no Python.
 
-use std::path::{Path, PathBuf};
+mod parity_fixture;
+
+use parity_fixture::{Record, fixture};
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use rlvr_models::load_pretrained;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-#[derive(serde::Deserialize)]
-struct Case {
-    input_ids: Vec<i64>,
-    logits: Vec<Vec<f32>>,
-}
-
-#[derive(serde::Deserialize)]
-struct Record {
-    cases: Vec<Case>,
-}
 
 /// Max |burn − transformers| over all positions and vocab entries of every recorded sequence.
 fn max_logit_diff(name: &str) -> f32 {

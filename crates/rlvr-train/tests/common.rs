@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use rlvr_train::RunConfig;
+use rlvr_train::{RunConfig, RunOptions, RunOutcome, train};
 
 /// A few-step run of the bundled task on a tiny model, caching its warm start in `cache`.
 pub fn tiny_config(run_dir: &Path, cache: &Path, extra: &[&str]) -> RunConfig {
@@ -34,4 +34,14 @@ pub fn tiny_config(run_dir: &Path, cache: &Path, extra: &[&str]) -> RunConfig {
     .collect();
     sets.extend(extra.iter().map(|s| s.to_string()));
     RunConfig::load(None, &sets).expect("test config is valid")
+}
+
+/// Runs [`tiny_config`] to the end without a progress bar.
+#[allow(dead_code)] // not every test binary that includes this module trains this way
+pub fn train_quiet(run_dir: &Path, cache: &Path, extra: &[&str]) -> RunOutcome {
+    let options = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    train(tiny_config(run_dir, cache, extra), &options).expect("the tiny run trains")
 }

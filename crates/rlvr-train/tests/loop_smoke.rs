@@ -3,26 +3,18 @@
 
 mod common;
 
+use rlvr_train::checkpoint;
 use rlvr_train::metrics::read_metrics;
-use rlvr_train::{RunOptions, checkpoint, train};
 
 #[test]
 fn a_few_steps_of_the_real_loop() {
     let tmp = tempfile::tempdir().unwrap();
     let run_dir = tmp.path().join("run");
-    let config = common::tiny_config(
+    let out = common::train_quiet(
         &run_dir,
         &tmp.path().join("cache"),
         &["train.mini_batches=2"],
     );
-    let out = train(
-        config,
-        &RunOptions {
-            quiet: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
     assert_eq!(out.steps, 4);
     assert!(!out.interrupted);
     assert!((0.0..=1.0).contains(&out.base_accuracy) && (0.0..=1.0).contains(&out.final_accuracy));
@@ -77,15 +69,7 @@ fn advantage_shaping_stages_run_inside_the_loop() {
         "train.steps=2",
         "rollout.dynamic_sampling=true",
     ];
-    let config = common::tiny_config(&run_dir, &tmp.path().join("cache"), &extra);
-    let out = train(
-        config,
-        &RunOptions {
-            quiet: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let out = common::train_quiet(&run_dir, &tmp.path().join("cache"), &extra);
     assert_eq!(out.steps, 2);
     let history = read_metrics(&run_dir.join("metrics.jsonl")).unwrap();
     for (_, m) in &history {
