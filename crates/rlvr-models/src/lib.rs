@@ -38,6 +38,7 @@
 //! - `tch`: burn-tch / libtorch 2.9 (deprecated upstream; needs `LIBTORCH_USE_PYTORCH=1` or `LIBTORCH`).
 #![warn(missing_docs)]
 
+mod allocator;
 mod checkpoint;
 mod config;
 mod error;
@@ -51,6 +52,7 @@ mod sampler;
 mod tokenizer;
 mod weights;
 
+pub use allocator::retain_freed_memory;
 pub use checkpoint::{
     CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX_FILE, hf_tensors, load_pretrained, save_pretrained,
 };

@@ -18,10 +18,13 @@ pub struct TokenScores {
 /// padding), masked by `mask` (1 on response tokens, 0 elsewhere).
 ///
 /// Positions are `0..T` in every row, so prompts must start at column 0 (right padding).
+/// Only columns from the first one the mask selects in any row onwards are scored: the LM head,
+/// `log_softmax` and the entropy never see the shared prompt prefix (on SmolLM2 chat prompts that
+/// is about half of the `[B, T, V]` work and memory); unscored columns are 0 in the outputs.
 /// Memory: the hidden states of the last position are dropped before the LM head, the logits
-/// `[B, T-1, V]` are consumed by `log_softmax` (no second copy is kept by this function), and
+/// `[B, S, V]` (S scored columns) are consumed by `log_softmax` (no second copy is kept by this function), and
 /// the entropy `-Σ p · log p` keeps `p = exp(log p)`, which its backward needs. Under no-grad
-/// (`model.valid()`) at most two `[B, T-1, V]` tensors are alive at once, briefly; under
+/// (`model.valid()`) at most two `[B, S, V]` tensors are alive at once, briefly; under
 /// autodiff the graph holds `log p` and `p` (plus what `log_softmax` saves for its backward).
 /// Use [`token_logprobs_only`] when the entropy is not needed: it keeps only `log p`.
 ///
@@ -31,18 +34,18 @@ pub struct TokenScores {
 /// # Panics
 /// If `mask` and `input_ids` differ in shape.
 pub fn token_logprobs(model: &CausalLm, input_ids: Tensor<2, Int>, mask: Tensor<2>) -> TokenScores {
-    let Some((logp_all, targets)) = shifted_log_softmax(model, input_ids, &mask) else {
+    let Some((logp_all, targets, s)) = shifted_log_softmax(model, input_ids, &mask) else {
         return TokenScores {
             logp: mask.clone().zeros_like(),
             entropy: mask.zeros_like(),
         };
     };
-    let p = logp_all.clone().exp(); // [B, T-1, V]
-    let entropy = (p * logp_all.clone()).sum_dim(2).neg().squeeze_dim::<2>(2); // [B, T-1]
-    let logp = logp_all.gather(2, targets).squeeze_dim::<2>(2); // [B, T-1]
+    let p = logp_all.clone().exp(); // [B, T-s, V]
+    let entropy = (p * logp_all.clone()).sum_dim(2).neg().squeeze_dim::<2>(2); // [B, T-s]
+    let logp = logp_all.gather(2, targets).squeeze_dim::<2>(2); // [B, T-s]
     TokenScores {
-        logp: pad_front(logp) * mask.clone(),
-        entropy: pad_front(entropy) * mask,
+        logp: pad_front(logp, s) * mask.clone(),
+        entropy: pad_front(entropy, s) * mask,
     }
 }
 
@@ -55,19 +58,21 @@ pub fn token_logprobs_only(
     input_ids: Tensor<2, Int>,
     mask: Tensor<2>,
 ) -> Tensor<2> {
-    let Some((logp_all, targets)) = shifted_log_softmax(model, input_ids, &mask) else {
+    let Some((logp_all, targets, s)) = shifted_log_softmax(model, input_ids, &mask) else {
         return mask.zeros_like();
     };
-    pad_front(logp_all.gather(2, targets).squeeze_dim::<2>(2)) * mask
+    pad_front(logp_all.gather(2, targets).squeeze_dim::<2>(2), s) * mask
 }
 
-/// `log_softmax(logits[:, :T-1])` `[B, T-1, V]` and the targets `ids[:, 1:]` `[B, T-1, 1]`;
-/// `None` when `T < 2` (nothing to score).
+/// The scored window of a batch: `log_softmax` of the logits that predict columns `s..T`
+/// (`[B, T-s, V]`), the targets `ids[:, s..]` (`[B, T-s, 1]`), and `s >= 1`, the first column
+/// that `mask` selects in any row; `None` when nothing can be scored (`T < 2` or an all-zero
+/// mask).
 fn shifted_log_softmax(
     model: &CausalLm,
     input_ids: Tensor<2, Int>,
     mask: &Tensor<2>,
-) -> Option<(Tensor<3>, Tensor<3, Int>)> {
+) -> Option<(Tensor<3>, Tensor<3, Int>, usize)> {
     let [b, t] = input_ids.dims();
     assert_eq!(
         mask.dims(),
@@ -79,15 +84,25 @@ fn shifted_log_softmax(
     if t < 2 {
         return None;
     }
-    let targets = input_ids.clone().narrow(1, 1, t - 1).unsqueeze_dim::<3>(2); // [B, T-1, 1]
-    let hidden = model.forward_hidden(input_ids).narrow(1, 0, t - 1); // [B, T-1, hidden]
-    let logits = model.logits(hidden); // [B, T-1, V]
-    Some((log_softmax(logits, 2), targets))
+    let s = first_scored_column(mask)?.max(1); // column 0 has no prediction
+    let targets = input_ids.clone().narrow(1, s, t - s).unsqueeze_dim::<3>(2); // [B, T-s, 1]
+    let hidden = model.forward_hidden(input_ids).narrow(1, s - 1, t - s); // [B, T-s, hidden]
+    let logits = model.logits(hidden); // [B, T-s, V]
+    Some((log_softmax(logits, 2), targets, s))
 }
 
-/// `[B, T-1]` → `[B, T]` with a zero column in front (position 0 has no prediction).
-fn pad_front(x: Tensor<2>) -> Tensor<2> {
+/// The first column where some row of `mask` is non-zero; `None` for an all-zero mask.
+fn first_scored_column(mask: &Tensor<2>) -> Option<usize> {
+    let [_, t] = mask.dims();
+    let any = mask.clone().abs().sum_dim(0).into_data(); // [1, T]
+    let any: Vec<f32> = any.try_into_vec().expect("a float mask");
+    debug_assert_eq!(any.len(), t);
+    any.iter().position(|&v| v != 0.0)
+}
+
+/// `[B, T-s]` → `[B, T]` with `s` zero columns in front (the unscored prefix).
+fn pad_front(x: Tensor<2>, s: usize) -> Tensor<2> {
     let [b, _] = x.dims();
-    let zeros = Tensor::zeros([b, 1], &x.device());
+    let zeros = Tensor::zeros([b, s], &x.device());
     Tensor::cat(vec![zeros, x], 1)
 }

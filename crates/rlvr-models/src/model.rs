@@ -10,7 +10,7 @@
 use burn::module::{Module, Param};
 use burn::nn::{Embedding, Linear};
 use burn::tensor::activation::silu;
-use burn::tensor::module::{attention, linear};
+use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, Device, Int, Tensor};
 
@@ -369,11 +369,18 @@ impl CausalLm {
     pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
         match &self.lm_head {
             Some(head) => head.forward(hidden),
-            None => linear(
-                hidden,
-                self.model.embed_tokens.weight.val().transpose(),
-                None,
-            ),
+            // One 2-D product against the transposed view: burn's `linear` would reshape the
+            // non-contiguous `Eᵀ` to rank 3, which copies the whole `[V, hidden]` matrix on
+            // every call (113 MB per decode step for SmolLM2).
+            None => {
+                let [b, t, h] = hidden.dims();
+                let embed = self.model.embed_tokens.weight.val();
+                let vocab = embed.dims()[0];
+                hidden
+                    .reshape([b * t, h])
+                    .matmul(embed.transpose())
+                    .reshape([b, t, vocab])
+            }
         }
     }
 

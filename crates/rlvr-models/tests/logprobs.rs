@@ -1,4 +1,5 @@
-//! `token_logprobs`: values against a host-side log-softmax of the logits, masking, autodiff.
+//! `token_logprobs`: values against a host-side log-softmax of the logits (the masked prompt
+//! prefix is skipped by the scored window), masking, autodiff.
 
 use std::path::Path;
 
@@ -114,4 +115,16 @@ fn single_token_sequences_score_zero() {
         s.logp.into_data().try_into_vec::<f32>().unwrap(),
         vec![0.0, 0.0]
     );
+}
+
+#[test]
+fn an_all_zero_mask_scores_zero() {
+    let device = Device::flex();
+    let model = model(&device).valid();
+    let (ids, mask) = inputs(&device);
+    let s = token_logprobs(&model, ids, mask.zeros_like());
+    let logp = s.logp.into_data().try_into_vec::<f32>().unwrap();
+    let entropy = s.entropy.into_data().try_into_vec::<f32>().unwrap();
+    assert_eq!((logp.len(), entropy.len()), (B * T, B * T));
+    assert!(logp.iter().chain(&entropy).all(|&x| x == 0.0));
 }

@@ -10,6 +10,8 @@
 //!
 //! [`shaping`] holds the optional per-step stages (ACR/AVSPO, CurveRL, LamPO, TMN, POW3R, SRaR,
 //! EDAS, DGG) behind one entry point, [`StagesConfig::apply`], and the offline RELEX fit.
+//! [`g2d`] builds G2D's static preference pairs from rollout groups and [`dpo`] is the offline
+//! DPO objective that trains on them.
 //!
 //! ```
 //! use burn::tensor::Device;
@@ -35,7 +37,9 @@ pub mod advantage;
 pub mod aggregate;
 pub mod batch;
 pub mod config;
+pub mod dpo;
 pub mod error;
+pub mod g2d;
 pub mod kl;
 pub mod loss;
 pub mod masked;
@@ -48,7 +52,9 @@ pub use advantage::{AdvantageConfig, AdvantageEstimator, Advantages, compute_adv
 pub use aggregate::{Aggregation, aggregate};
 pub use batch::{PolicyBatch, broadcast_advantages, tensor_from_rows};
 pub use config::ObjectiveConfig;
+pub use dpo::{DpoConfig, dpo_loss, sequence_logp};
 pub use error::{Error, Result};
+pub use g2d::{Candidate, G2dConfig, select_pairs};
 pub use kl::{KlEstimator, kl_per_token, sequence_kl};
 pub use loss::grpo::{DapoConfig, DrGrpoConfig, GrpoConfig, RlooConfig, clipped_loss};
 pub use loss::gspo::GspoConfig;

@@ -17,7 +17,8 @@ pub struct PackedBatch {
     pub mask: Tensor<2>,
     /// Sampler log-probs on response tokens, 0 elsewhere `[B, T]`.
     pub old_logp: Tensor<2>,
-    /// The sequence's advantage on its response tokens, 0 elsewhere `[B, T]`.
+    /// The sequence's advantage plus its per-token offset (SRaR) on its response tokens, 0
+    /// elsewhere `[B, T]`.
     pub advantages: Tensor<2>,
     /// Response lengths (number of mask ones per row).
     pub lengths: Vec<usize>,
@@ -47,7 +48,7 @@ pub fn pack(samples: &[Sample], rows: &[usize], pad_id: u32, device: &Device) ->
             let t = row + s.prompt.len() + k;
             mask[t] = 1.0;
             old[t] = lp;
-            adv[t] = s.advantage;
+            adv[t] = s.advantage + s.token_offsets.get(k).copied().unwrap_or(0.0);
         }
         lengths.push(s.response.len());
     }
@@ -58,5 +59,44 @@ pub fn pack(samples: &[Sample], rows: &[usize], pad_id: u32, device: &Device) ->
         old_logp: Tensor::from_data(TensorData::new(old, shape), device),
         advantages: Tensor::from_data(TensorData::new(adv, shape), device),
         lengths,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(prompt: Vec<u32>, response: Vec<u32>, advantage: f32, offsets: Vec<f32>) -> Sample {
+        Sample {
+            example: 0,
+            old_logp: vec![-0.5; response.len()],
+            prompt,
+            response,
+            finish: rlvr_models::FinishReason::Stop,
+            text: String::new(),
+            reward: 0.0,
+            passed: false,
+            extracted: None,
+            advantage,
+            token_offsets: offsets,
+        }
+    }
+
+    /// Row 0: prompt of 2, response of 3 with offsets (0.5, 0, −0.25) on advantage 1 → the
+    /// advantage row is (0, 0, 1.5, 1, 0.75); row 1 has no offsets and one pad.
+    #[test]
+    fn token_offsets_add_to_the_sequence_advantage_position_by_position() {
+        let samples = vec![
+            sample(vec![1, 2], vec![3, 4, 5], 1.0, vec![0.5, 0.0, -0.25]),
+            sample(vec![1], vec![3, 4, 5], -2.0, vec![]),
+        ];
+        let p = pack(&samples, &[0, 1], 0, &Device::flex());
+        let adv = p.advantages.into_data().try_to_vec::<f32>().unwrap();
+        assert_eq!(
+            adv,
+            vec![0.0, 0.0, 1.5, 1.0, 0.75, 0.0, -2.0, -2.0, -2.0, 0.0]
+        );
+        let mask = p.mask.into_data().try_to_vec::<f32>().unwrap();
+        assert_eq!(mask, vec![0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0]);
     }
 }

@@ -2,7 +2,8 @@
 //! warm-started by supervised fine-tuning on the task's training split and cached.
 //!
 //! The cache key is a hash of everything the warm start depends on (model shape, SFT settings,
-//! seed, and the training file's contents), so a changed setting never reuses a stale model.
+//! `sft.seed`, and the training file's contents), so a changed setting never reuses a stale
+//! model, while runs that differ only in the RL `seed` share one warm start.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -38,10 +39,7 @@ pub fn base_policy(
     device: &Device,
 ) -> Result<BasePolicy> {
     let dir = if config.model.base.as_os_str().is_empty() {
-        let dir = config
-            .sft
-            .cache_dir
-            .join(format!("bundled-{:016x}", cache_key(config)?));
+        let dir = bundled_dir(config)?;
         if !dir.join("model.safetensors").exists() {
             eprintln!(
                 "warm start: supervised fine-tuning of the bundled model -> {}",
@@ -56,6 +54,24 @@ pub fn base_policy(
         config.model.base.clone()
     };
     load_dir(&dir, device)
+}
+
+/// Where the warm-started bundled model of `config` is (or would be) cached.
+pub fn bundled_dir(config: &RunConfig) -> Result<PathBuf> {
+    Ok(config
+        .sft
+        .cache_dir
+        .join(format!("bundled-{:016x}", cache_key(config)?)))
+}
+
+/// The directory of a run's starting policy: `model.base`, or the cached warm start (which
+/// need not exist yet).
+pub fn base_dir(config: &RunConfig) -> Result<PathBuf> {
+    if config.model.base.as_os_str().is_empty() {
+        bundled_dir(config)
+    } else {
+        Ok(config.model.base.clone())
+    }
 }
 
 /// Loads a HuggingFace directory (model and tokenizer) onto `device`.
@@ -122,7 +138,7 @@ fn warm_start(
     }
     let tokenizer = Tokenizer::from_dir(&tmp)?;
     let model_config = bundled_model_config(config)?;
-    device.seed(config.seed);
+    device.seed(config.sft.seed);
     let model = CausalLm::new(&model_config, device);
     let model = train_sft(
         model,
@@ -130,7 +146,7 @@ fn warm_start(
         train_set,
         held_out,
         &config.sft,
-        config.seed,
+        config.sft.seed,
         device,
     )?;
     save_pretrained(&model, &model_config, &tmp)?;
@@ -146,8 +162,30 @@ fn cache_key(config: &RunConfig) -> Result<u64> {
         config.sft.lr.to_bits(),
     ))
     .expect("serializes");
-    (model, sft, config.seed, ALPHABET).hash(&mut h);
+    // `sft.seed` sits where the run seed was before it had its own field, so the default
+    // run's cache key (both 0) is unchanged.
+    (model, sft, config.sft.seed, ALPHABET).hash(&mut h);
     let data = std::fs::read(&config.data.train).map_err(|e| Error::io(&config.data.train, e))?;
     data.hash(&mut h);
     Ok(h.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RL seeds share one warm start; a different `sft.seed` gets its own.
+    #[test]
+    fn the_cache_key_follows_sft_seed_not_the_run_seed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("train.jsonl");
+        std::fs::write(&data, "{\"prompt\": \"1+1=\", \"answer\": \"2\"}\n").unwrap();
+        let load = |sets: &[&str]| {
+            let mut all = vec![format!("data.train=\"{}\"", data.display())];
+            all.extend(sets.iter().map(|s| s.to_string()));
+            cache_key(&RunConfig::load(None, &all).unwrap()).unwrap()
+        };
+        assert_eq!(load(&[]), load(&["seed=3"]));
+        assert_ne!(load(&[]), load(&["sft.seed=3"]));
+    }
 }

@@ -26,6 +26,8 @@ pub struct ArmResult {
 }
 
 /// Runs every (config, seed) pair and writes `results.md`, `results.json` and plots into `out`.
+/// Only the run seed changes between seeds: the bundled model's warm start follows `sft.seed`,
+/// so all seeds of a configuration share one cached warm start.
 pub fn compare(
     configs: &[PathBuf],
     overrides: &[String],

@@ -13,6 +13,7 @@ use rlvr_verifiers::VerifierConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::g2d::G2dSection;
 
 /// The whole run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -46,6 +47,8 @@ pub struct RunConfig {
     /// Optional advantage-shaping stages (rlvr-objectives `StagesConfig`: edas, avspo,
     /// curve_rl, lampo, tmn, pow3r, srar, dgg); all off by default.
     pub stages: StagesConfig,
+    /// G2D: preference-set collection (`rlvr g2d-collect`) and offline DPO (`rlvr dpo`).
+    pub g2d: G2dSection,
 }
 
 /// The policy model.
@@ -82,6 +85,9 @@ pub struct SftSection {
     /// Print greedy held-out accuracy (on up to 200 held-out prompts) every this many steps
     /// (0 = never).
     pub eval_every: usize,
+    /// Seed of the warm start (model init and SFT batches), separate from the run's `seed` so
+    /// that runs with different RL seeds share one cached warm start.
+    pub seed: u64,
 }
 
 /// Training and held-out data (JSONL; see `data.rs` for the line format).
@@ -134,7 +140,8 @@ pub struct TrainSection {
     pub warmup_steps: usize,
     /// Optimizer steps per batch per epoch (the batch is split into this many mini-batches).
     pub mini_batches: usize,
-    /// Passes over each rollout batch.
+    /// Passes over each rollout batch (with `[stages.dgg]` on, its `max_reuse` replaces this and
+    /// DGG may stop the passes early).
     pub epochs: usize,
     /// Global gradient-norm clip (0 = off).
     pub grad_clip: f64,
@@ -184,6 +191,7 @@ impl Default for RunConfig {
             optimizer: kind_default("adamw"),
             verifier: kind_default("math"),
             stages: StagesConfig::default(),
+            g2d: G2dSection::default(),
         }
     }
 }
@@ -215,6 +223,7 @@ impl Default for SftSection {
             lr: 3e-3,
             cache_dir: PathBuf::from("runs/cache"),
             eval_every: 500,
+            seed: 0,
         }
     }
 }
@@ -294,9 +303,10 @@ impl RunConfig {
         for ov in overrides {
             apply_override(&mut table, ov)?;
         }
-        let config: RunConfig = table
+        let mut config: RunConfig = table
             .try_into()
             .map_err(|e: toml::de::Error| Error::Config(format!("{origin}: {e}")))?;
+        config.model.base = expand_home(&config.model.base);
         config.validate()?;
         Ok(config)
     }
@@ -322,6 +332,17 @@ impl RunConfig {
         if self.rollout.max_new_tokens == 0 {
             return bad("rollout.max_new_tokens must be positive");
         }
+        if self.g2d.epochs == 0 || self.g2d.batch_size == 0 {
+            return bad("g2d.epochs and g2d.batch_size must be positive");
+        }
+        if !(self.g2d.lr.is_finite() && self.g2d.lr > 0.0) {
+            return bad("g2d.lr must be a positive number");
+        }
+        self.g2d
+            .pairs()
+            .validate()
+            .and_then(|()| self.g2d.dpo().validate())
+            .map_err(|e| Error::Config(format!("g2d: {e}")))?;
         Ok(())
     }
 
@@ -484,5 +505,29 @@ mod tests {
             RunConfig::load(Some(&path), &[]).unwrap().to_toml(),
             c.to_toml()
         );
+    }
+}
+
+/// `~/rest` → `$HOME/rest` (a config names `~/.cache/rlvr-rs/...` portably); other paths as is.
+fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod expand_home_tests {
+    use super::*;
+
+    #[test]
+    fn tilde_is_the_home_directory() {
+        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set in tests"));
+        assert_eq!(expand_home(Path::new("~/m/x")), home.join("m/x"));
+        assert_eq!(
+            expand_home(Path::new("/abs/~/x")),
+            PathBuf::from("/abs/~/x")
+        );
+        assert_eq!(expand_home(Path::new("rel")), PathBuf::from("rel"));
     }
 }

@@ -57,3 +57,16 @@ pub fn clip_global_norm<M: Module>(
     module.visit(&mut Scale { grads, factor });
     factor
 }
+
+/// ‖∇W‖_F of the output projection: `lm_head.weight`, or the tied `embed_tokens.weight` (whose
+/// gradient then mixes in the input-side embedding gradient, as DGG's spec notes); 0 when the
+/// gradients hold none. DGG's gradient energy is its square (methods-core §7).
+pub fn lm_head_grad_norm(model: &rlvr_models::CausalLm, grads: &GradientsParams) -> f64 {
+    let id = match &model.lm_head {
+        Some(head) => head.weight.id,
+        None => model.model.embed_tokens.weight.id,
+    };
+    grads.get::<2>(id).map_or(0.0, |g| {
+        f64::from(g.square().sum().into_scalar::<f32>()).sqrt()
+    })
+}

@@ -1,4 +1,5 @@
-//! `rlvr`: the command line of a training run (`cargo xtask train|sft|eval|compare` call it).
+//! `rlvr`: the command line of a training run (`cargo xtask train|sft|eval|compare|g2d-collect|
+//! dpo|diagnose|relex` call it).
 
 use std::path::PathBuf;
 
@@ -10,7 +11,7 @@ use rlvr_train::data::load_jsonl;
 use rlvr_train::device::default_device;
 use rlvr_train::eval::{evaluate, summarize};
 use rlvr_train::rollout::{generation_config, render_prompt};
-use rlvr_train::{RunConfig, RunOptions, compare, train};
+use rlvr_train::{RunConfig, RunOptions, compare, diagnose, g2d, relex, train};
 
 #[derive(Parser)]
 #[command(
@@ -96,9 +97,79 @@ enum Command {
         #[arg(long, default_value = "runs/compare")]
         out: PathBuf,
     },
+    /// G2D: sample groups from a policy on the training prompts and write a preference set.
+    G2dCollect {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Policy directory (default: the config's base policy).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Output JSONL of (chosen, rejected) pairs.
+        #[arg(long, default_value = "runs/g2d/pairs.jsonl")]
+        out: PathBuf,
+        /// Use only the first N training prompts (0 = all).
+        #[arg(long, default_value_t = 0)]
+        limit: usize,
+    },
+    /// G2D: offline DPO on a preference set, against the frozen starting policy.
+    Dpo {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Preference set written by g2d-collect.
+        #[arg(long)]
+        pairs: PathBuf,
+        /// Starting policy directory (default: the config's base policy).
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Output directory (trained model in OUT/model).
+        #[arg(long, default_value = "runs/dpo")]
+        out: PathBuf,
+    },
+    /// Unlearnability diagnostic: per-prompt gradient cosine similarity report.
+    Diagnose {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+        /// Model directory.
+        #[arg(long)]
+        model: PathBuf,
+        /// JSONL prompts.
+        #[arg(long)]
+        data: PathBuf,
+        /// Use only the first N prompts (0 = all).
+        #[arg(long, default_value_t = 0)]
+        limit: usize,
+        /// Flag prompts at or below this quantile of mean similarity.
+        #[arg(long, default_value_t = 0.1)]
+        quantile: f64,
+        /// Output directory (diagnose.md, diagnose.json).
+        #[arg(long, default_value = "runs/diagnose")]
+        out: PathBuf,
+    },
+    /// RELEX: extrapolate a run's checkpoints along their rank-r trajectory.
+    Relex {
+        /// Run directory with checkpoints/step-*.
+        #[arg(long)]
+        run: PathBuf,
+        /// Trailing checkpoints the lines are fitted on (0 = all).
+        #[arg(long, default_value_t = 0)]
+        window: usize,
+        /// Target steps (comma-separated), past the last checkpoint on its cadence.
+        #[arg(long, value_delimiter = ',', required = true)]
+        steps: Vec<usize>,
+        /// Components (rank).
+        #[arg(long, default_value_t = 1)]
+        rank: usize,
+        /// θ_0's directory (default: the run's starting policy).
+        #[arg(long)]
+        base: Option<PathBuf>,
+        /// Output directory (OUT/step-NNNNNN model directories).
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 fn main() -> Result<()> {
+    rlvr_models::retain_freed_memory();
     match Cli::parse().command {
         Command::Train {
             cfg,
@@ -201,6 +272,70 @@ fn main() -> Result<()> {
             out,
         } => {
             compare::compare(&configs, &sets, seeds, &out)?;
+        }
+        Command::G2dCollect {
+            cfg,
+            model,
+            out,
+            limit,
+        } => {
+            let config = RunConfig::load(cfg.config.as_deref(), &cfg.sets)?;
+            let s = g2d::collect(&config, model.as_deref(), &out, limit)?;
+            println!(
+                "{} prompts, {} mixed, {} pairs -> {}",
+                s.prompts,
+                s.mixed_prompts,
+                s.pairs,
+                out.display()
+            );
+        }
+        Command::Dpo {
+            cfg,
+            pairs,
+            model,
+            out,
+        } => {
+            let config = RunConfig::load(cfg.config.as_deref(), &cfg.sets)?;
+            let o = g2d::dpo(&config, &pairs, model.as_deref(), &out)?;
+            println!(
+                "held-out accuracy: start {:.1}% -> DPO {:.1}% ({} updates); model: {}",
+                100.0 * o.base_accuracy,
+                100.0 * o.final_accuracy,
+                o.updates,
+                o.model_dir.display()
+            );
+        }
+        Command::Diagnose {
+            cfg,
+            model,
+            data,
+            limit,
+            quantile,
+            out,
+        } => {
+            let config = RunConfig::load(cfg.config.as_deref(), &cfg.sets)?;
+            let r = diagnose::diagnose(&config, &model, &data, limit, quantile, &out)?;
+            println!(
+                "{} prompts analysed, {} flagged, {} skipped; report: {}",
+                r.prompts.len(),
+                r.prompts.iter().filter(|p| p.likely_unlearnable).count(),
+                r.skipped.len(),
+                out.join("diagnose.md").display()
+            );
+        }
+        Command::Relex {
+            run,
+            window,
+            steps,
+            rank,
+            base,
+            out,
+        } => {
+            let cfg = rlvr_objectives::shaping::RelexConfig { rank, window };
+            let o = relex::relex(&run, base.as_deref(), &cfg, &steps, &out)?;
+            for dir in &o.written {
+                println!("{}", dir.display());
+            }
         }
     }
     Ok(())

@@ -30,6 +30,9 @@ pub struct Sample {
     pub extracted: Option<String>,
     /// Advantage, filled by the advantage stage.
     pub advantage: f32,
+    /// Per-token additions to `advantage`, one per response token (SRaR's step offsets); empty
+    /// when no stage sets them.
+    pub token_offsets: Vec<f32>,
 }
 
 /// Renders an example's prompt as text: the chat template when the example has `messages` (or
@@ -120,6 +123,7 @@ pub fn sample_groups(
             passed: false,
             extracted: None,
             advantage: 0.0,
+            token_offsets: Vec::new(),
         });
     }
     Ok(samples)

@@ -63,6 +63,7 @@ pub fn encode_pairs(
                 passed: true,
                 extracted: None,
                 advantage: 0.0,
+                token_offsets: Vec::new(),
             })
         })
         .collect()

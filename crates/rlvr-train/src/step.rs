@@ -8,14 +8,16 @@ use burn::optim::GradientsParams;
 use burn::tensor::Tensor;
 use rlvr_models::{FinishReason, token_logprobs};
 use rlvr_objectives::reward_shaping::ShapingInput;
+use rlvr_objectives::shaping::token_offsets;
 use rlvr_objectives::{LossContext, PolicyBatch, StageInput, StagesConfig, compute_advantages, kl};
 
 use crate::batch::pack;
 use crate::error::Result;
-use crate::grad_norm::{clip_global_norm, global_norm};
+use crate::grad_norm::{clip_global_norm, global_norm, lm_head_grad_norm};
 use crate::metrics::Metrics;
 use crate::rollout::{Sample, generation_config, pad_id, sample_groups, step_seed};
 use crate::schedule::warmup_constant;
+use crate::srar_judge::step_judgments;
 use crate::trainer::Trainer;
 use crate::verify::score;
 
@@ -61,19 +63,24 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
             groups += adv.groups;
             adv.values
         } else {
-            let values = apply_stages(tr, &samples, &rewards, &mut m)?;
+            let (values, offsets) = apply_stages(tr, &samples, &rewards, &mut m)?;
             groups += samples.len() / g;
             zero_groups += values
                 .chunks(g)
                 .filter(|c| c.iter().all(|&a| a == 0.0))
                 .count();
+            for (s, o) in samples.iter_mut().zip(offsets) {
+                s.token_offsets = o;
+            }
             values
         };
         for (s, a) in samples.iter_mut().zip(&advantages) {
             s.advantage = *a;
         }
         for group in samples.chunks(g) {
-            let collapsed = group.iter().all(|s| s.advantage == 0.0);
+            let collapsed = group
+                .iter()
+                .all(|s| s.advantage == 0.0 && s.token_offsets.iter().all(|&o| o == 0.0));
             if !(cfg.rollout.dynamic_sampling && collapsed) {
                 kept.extend_from_slice(group);
             }
@@ -126,7 +133,11 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
     let (mut norms, mut updates, mut tokens) = (Vec::new(), 0usize, 0usize);
     let entropy_bonus = cfg.objective.common().entropy_coef != 0.0;
     let mut loss_metrics: Vec<Metrics> = Vec::new();
-    for epoch in 0..cfg.train.epochs {
+    // DGG (when on) sets the number of passes and may end the reuse of the batch early.
+    let dgg = cfg.stages.dgg.is_some();
+    let (mut gated, mut passes, mut head_norms) = (false, 0usize, Vec::new());
+    'epochs: for epoch in 0..cfg.stages.max_epochs(cfg.train.epochs) {
+        passes += 1;
         let rows: Vec<usize> = (0..n).collect();
         for (mb, chunk) in rows.chunks(per_mb).enumerate() {
             let packed = pack(&kept, chunk, pad_id(&tr.tokenizer), &tr.device);
@@ -152,9 +163,14 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
                 .with_zero_adv_group_frac(zero_groups as f64 / groups.max(1) as f64);
             let out = cfg.objective.loss(&batch, &ctx)?;
             loss_metrics.push(out.metrics);
-            match guarded_update(tr, lr, out.loss, cfg.train.grad_clip) {
-                Update::Applied { grad_norm } => {
+            let gate = dgg.then_some(epoch);
+            match gated_update(tr, lr, out.loss, cfg.train.grad_clip, gate) {
+                Update::Applied {
+                    grad_norm,
+                    lm_head_grad_norm,
+                } => {
                     norms.push(grad_norm);
+                    head_norms.extend(lm_head_grad_norm);
                     updates += 1;
                 }
                 Update::Skipped { loss, grad_norm } => {
@@ -162,8 +178,24 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
                         "step {step}: skipped an update (loss {loss}, gradient norm {grad_norm}); weights unchanged"
                     );
                 }
+                Update::Gated { lm_head_grad_norm } => {
+                    head_norms.push(lm_head_grad_norm);
+                    gated = true;
+                    break 'epochs;
+                }
             }
         }
+    }
+    if dgg {
+        let d = &tr.state.shaping.dgg;
+        m.insert("dgg/gated".into(), f64::from(u8::from(gated)));
+        m.insert("dgg/passes".into(), passes as f64);
+        m.insert("dgg/z".into(), d.last_z);
+        m.insert("dgg/gate_events".into(), d.gate_events as f64);
+        m.insert(
+            "dgg/lm_head_grad_norm".into(),
+            head_norms.iter().sum::<f64>() / head_norms.len().max(1) as f64,
+        );
     }
     for key in loss_metrics
         .iter()
@@ -198,13 +230,15 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
 }
 
 /// The optional advantage-shaping stages of rlvr-objectives (`[stages]` in the config): reward
-/// composition, estimators, shapers; returns per-sequence advantages times loss weights.
+/// composition, estimators, shapers. Returns per-sequence advantages times loss weights, and
+/// per sample its per-token advantage offsets (SRaR's step offsets mapped to response tokens,
+/// times the same loss weight; empty without SRaR).
 fn apply_stages(
     tr: &mut Trainer,
     samples: &[Sample],
     rewards: &[f32],
     m: &mut Metrics,
-) -> Result<Vec<f32>> {
+) -> Result<(Vec<f32>, Vec<Vec<f32>>)> {
     let g = tr.config.rollout.group_size;
     let passed: Vec<bool> = samples.iter().map(|s| s.passed).collect();
     let extracted: Vec<Option<String>> = samples.iter().map(|s| s.extracted.clone()).collect();
@@ -225,6 +259,15 @@ fn apply_stages(
         .iter()
         .map(|s| field(s, "task").unwrap_or_else(|| "default".into()))
         .collect();
+    let judgments = match tr.config.stages.srar {
+        Some(_) => Some(
+            samples
+                .iter()
+                .map(|s| step_judgments(&tr.train_set[s.example], &s.text))
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        None => None,
+    };
     let input = StageInput {
         passed: &passed,
         extracted_answers: &extracted,
@@ -232,6 +275,7 @@ fn apply_stages(
         response_texts: &texts,
         reference_solutions: &solutions,
         task_ids: &tasks,
+        step_judgments: judgments.as_deref(),
         ..StageInput::new(rewards, g)
     };
     let out = tr.config.stages.apply(
@@ -242,7 +286,36 @@ fn apply_stages(
     for (k, v) in out.metrics.iter() {
         m.insert(format!("stages/{k}"), *v);
     }
-    Ok(out.weighted_advantages())
+    let offsets: Vec<Vec<f32>> = samples
+        .iter()
+        .zip(&out.step_offsets)
+        .zip(&out.weights)
+        .map(|((s, spans), w)| {
+            if spans.is_empty() {
+                return Vec::new();
+            }
+            token_offsets(spans, s.text.chars().count(), s.response.len())
+                .into_iter()
+                .map(|o| o * w)
+                .collect()
+        })
+        .collect();
+    if tr.config.stages.srar.is_some() {
+        let (sum, count) = samples
+            .iter()
+            .zip(&offsets)
+            .fold((0.0, 0usize), |acc, (s, o)| {
+                (
+                    acc.0 + o.iter().map(|x| f64::from(x.abs())).sum::<f64>(),
+                    acc.1 + s.response.len(),
+                )
+            });
+        m.insert(
+            "advantage/token_offset_abs_mean".into(),
+            sum / count.max(1) as f64,
+        );
+    }
+    Ok((out.weighted_advantages(), offsets))
 }
 
 /// DAPO's soft overlong penalty and, with `kl_in_reward`, −β·KL to the reference per sequence,
@@ -282,13 +355,15 @@ fn shape_rewards(
     Ok(())
 }
 
-/// What [`guarded_update`] did.
+/// What [`gated_update`] did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Update {
     /// The optimizer stepped.
     Applied {
         /// Global gradient norm before clipping.
         grad_norm: f64,
+        /// ‖∇W_lm_head‖_F before clipping, when the DGG gate was asked.
+        lm_head_grad_norm: Option<f64>,
     },
     /// The loss or the gradient was not finite: the weights and optimizer state are untouched.
     Skipped {
@@ -297,11 +372,31 @@ pub enum Update {
         /// The global gradient norm.
         grad_norm: f64,
     },
+    /// DGG gated the update (an lm_head gradient-energy spike on a reuse pass): the gradients
+    /// were dropped before the optimizer saw them, and the reuse of the batch ends.
+    Gated {
+        /// ‖∇W_lm_head‖_F of the gated update.
+        lm_head_grad_norm: f64,
+    },
 }
 
 /// Backward, global-norm clipping and one optimizer step, unless the loss or the gradient norm
 /// is not finite, in which case nothing reaches the weights and the skip is counted.
 pub fn guarded_update(tr: &mut Trainer, lr: f64, loss: Tensor<1>, max_norm: f64) -> Update {
+    gated_update(tr, lr, loss, max_norm, None)
+}
+
+/// [`guarded_update`] with DGG's gate (methods-core §7) asked first when `dgg_epoch` is the
+/// 0-based pass over the current rollout batch: after backward and before clipping and the
+/// optimizer, the lm_head gradient norm goes to [`StagesConfig::gate_update`]; a `false` drops
+/// the gradients (Adam's moments stay untouched) and returns [`Update::Gated`].
+pub fn gated_update(
+    tr: &mut Trainer,
+    lr: f64,
+    loss: Tensor<1>,
+    max_norm: f64,
+    dgg_epoch: Option<usize>,
+) -> Update {
     let loss_value = f64::from(loss.clone().into_scalar::<f32>());
     let mut grads = GradientsParams::from_grads(loss.backward(), tr.model());
     let grad_norm = global_norm(tr.model(), &grads);
@@ -312,7 +407,21 @@ pub fn guarded_update(tr: &mut Trainer, lr: f64, loss: Tensor<1>, max_norm: f64)
             grad_norm,
         };
     }
+    let head = dgg_epoch.map(|epoch| (epoch, lm_head_grad_norm(tr.model(), &grads)));
+    if let Some((epoch, norm)) = head
+        && !tr
+            .config
+            .stages
+            .gate_update(&mut tr.state.shaping, norm, epoch)
+    {
+        return Update::Gated {
+            lm_head_grad_norm: norm,
+        };
+    }
     clip_global_norm(tr.model(), &mut grads, grad_norm, max_norm);
     tr.apply_grads(lr, grads);
-    Update::Applied { grad_norm }
+    Update::Applied {
+        grad_norm,
+        lm_head_grad_norm: head.map(|h| h.1),
+    }
 }

@@ -65,6 +65,7 @@ enum Cmd {
 }
 
 fn main() -> Result<()> {
+    rlvr_models::retain_freed_memory();
     match Cli::parse().command {
         Cmd::ImportGguf { file, out_dir } => {
             let start = Instant::now();
