@@ -55,7 +55,7 @@ impl Problem {
 }
 
 /// SplitMix64 (Steele, Lea and Flood, 2014): a tiny, well-mixed, stable generator.
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
     fn next_u64(&mut self) -> u64 {
@@ -67,7 +67,7 @@ impl SplitMix64 {
     }
 
     /// Uniform in `0..n` (the modulo bias is below 1e-15 for the n used here).
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
 }

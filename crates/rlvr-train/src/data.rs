@@ -1,7 +1,7 @@
 //! Datasets: JSONL files whose lines carry a prompt and the verifier's reference fields.
 //!
-//! A line is a JSON object with an optional `id`, either `prompt` (text) or `messages` (chat
-//! turns `{role, content}`), and the fields of the verifier's reference (`answer` for math,
+//! A line is a JSON object with an optional `id`, either `prompt` (text; GSM8K's `question` and
+//! MATH's `problem` are read too) or `messages` (chat turns `{role, content}`), and the fields of the verifier's reference (`answer` for math,
 //! `tests`/`test` for code, `rubric` for rubrics; see `rlvr-verifiers`). A malformed line is an
 //! error naming the file and the line.
 
@@ -33,6 +33,10 @@ pub struct Example {
     pub record: serde_json::Value,
 }
 
+/// The fields a plain-text prompt is read from, in order: ours, then GSM8K's and MATH's names,
+/// so the benchmark files load as they are.
+const PROMPT_FIELDS: [&str; 3] = ["prompt", "question", "problem"];
+
 /// Reads a JSONL dataset. Blank lines are skipped.
 pub fn load_jsonl(path: &Path) -> Result<Vec<Example>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
@@ -59,10 +63,11 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<Example>> {
             Some(v) => v.to_string(),
             None => format!("{stem}:{}", i + 1),
         };
-        let prompt = match obj.get("prompt") {
+        let prompt_field = PROMPT_FIELDS.iter().find(|f| obj.contains_key(**f));
+        let prompt = match prompt_field.map(|f| (f, &obj[*f])) {
             None => None,
-            Some(serde_json::Value::String(s)) => Some(s.clone()),
-            Some(_) => return Err(bad("`prompt` must be a string".into())),
+            Some((_, serde_json::Value::String(s))) => Some(s.clone()),
+            Some((f, _)) => return Err(bad(format!("`{f}` must be a string"))),
         };
         let messages = match obj.get("messages") {
             None => None,
@@ -72,7 +77,9 @@ pub fn load_jsonl(path: &Path) -> Result<Vec<Example>> {
             ),
         };
         if prompt.is_none() && messages.is_none() {
-            return Err(bad("needs `prompt` or `messages`".into()));
+            return Err(bad(
+                "needs `prompt` (or `question`, `problem`) or `messages`".into(),
+            ));
         }
         out.push(Example {
             id,
@@ -114,6 +121,23 @@ mod tests {
         assert_eq!(ex[1].id, "d:3");
         assert_eq!(ex[1].messages.as_ref().unwrap()[0].content, "hi");
         assert_eq!(ex[0].record["answer"], "2");
+    }
+
+    #[test]
+    fn benchmark_prompt_fields_are_read() {
+        let ex = load(
+            "{\"question\":\"Q?\",\"answer\":\"x\\n#### 4\"}\n\
+             {\"problem\":\"P?\",\"answer\":\"5\"}\n\
+             {\"prompt\":\"A\",\"question\":\"B\",\"answer\":\"6\"}\n",
+        )
+        .unwrap();
+        let prompts: Vec<_> = ex.iter().map(|e| e.prompt.as_deref().unwrap()).collect();
+        assert_eq!(prompts, ["Q?", "P?", "A"]);
+        let err = load("{\"question\": 3}\n").unwrap_err().to_string();
+        assert!(
+            err.contains("d.jsonl:1") && err.contains("`question`"),
+            "{err}"
+        );
     }
 
     #[test]
