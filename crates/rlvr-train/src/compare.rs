@@ -1,5 +1,6 @@
 //! `rlvr compare`: the same task under several configurations and seeds, one after another,
-//! summarized as a table (final held-out accuracy mean ± std, wall time) and overlaid curves.
+//! summarized as a table (final held-out accuracy mean ± std, wall time, sampled tokens) and
+//! overlaid curves.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,8 @@ pub struct ArmResult {
     pub accuracy: Vec<f64>,
     /// Wall seconds per seed.
     pub seconds: Vec<f64>,
+    /// Response tokens sampled per seed (the sum of the runs' `rollout/sampled_tokens`).
+    pub sampled_tokens: Vec<f64>,
     /// Run directories.
     pub runs: Vec<PathBuf>,
 }
@@ -45,6 +48,7 @@ pub fn compare(
             base: vec![],
             accuracy: vec![],
             seconds: vec![],
+            sampled_tokens: vec![],
             runs: vec![],
         };
         for seed in 0..seeds {
@@ -66,12 +70,23 @@ pub fn compare(
             arm.base.push(o.base_accuracy);
             arm.accuracy.push(o.final_accuracy);
             arm.seconds.push(o.seconds);
+            arm.sampled_tokens.push(metric_sum(
+                &o.run_dir.join("metrics.jsonl"),
+                "rollout/sampled_tokens",
+            ));
             arm.runs.push(o.run_dir);
         }
         arms.push(arm);
     }
     write_results(&arms, out)?;
     Ok(arms)
+}
+
+/// The sum of `key` over a run's metrics lines (0 when the file or key is missing).
+fn metric_sum(path: &Path, key: &str) -> f64 {
+    read_metrics(path)
+        .map(|h| h.iter().filter_map(|(_, m)| m.get(key)).sum())
+        .unwrap_or(0.0)
 }
 
 /// Mean and sample standard deviation.
@@ -91,21 +106,23 @@ pub fn mean_std(v: &[f64]) -> (f64, f64) {
 
 fn write_results(arms: &[ArmResult], out: &Path) -> Result<()> {
     let mut md = String::from(
-        "| config | seeds | base accuracy | final accuracy (mean ± std) | wall time (s, mean) |\n|---|---|---|---|---|\n",
+        "| config | seeds | base accuracy | final accuracy (mean ± std) | wall time (s, mean) | sampled tokens (mean) |\n|---|---|---|---|---|---|\n",
     );
     for a in arms {
         let (b, _) = mean_std(&a.base);
         let (m, s) = mean_std(&a.accuracy);
         let (t, _) = mean_std(&a.seconds);
+        let (tokens, _) = mean_std(&a.sampled_tokens);
         let _ = writeln!(
             md,
-            "| {} | {} | {:.1}% | {:.1}% ± {:.1} | {:.0} |",
+            "| {} | {} | {:.1}% | {:.1}% ± {:.1} | {:.0} | {:.0} |",
             a.name,
             a.accuracy.len(),
             100.0 * b,
             100.0 * m,
             100.0 * s,
-            t
+            t,
+            tokens
         );
     }
     for (key, title) in [

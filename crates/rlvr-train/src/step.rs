@@ -36,6 +36,7 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
     let mut kept: Vec<Sample> = Vec::new();
     let (mut verify_s, mut rollout_s) = (0.0, 0.0);
     let (mut all_rewards, mut zero_groups, mut groups) = (Vec::new(), 0, 0);
+    let mut sampled_tokens = 0usize; // every response token generated, dropped groups included
     for round in 0..=cfg.rollout.max_resample_rounds {
         let need = want - kept.len() / g;
         let examples = tr.next_prompts(need);
@@ -52,6 +53,7 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
             step_seed(cfg.seed, step, round),
         )?;
         rollout_s += t.elapsed().as_secs_f64();
+        sampled_tokens += samples.iter().map(|s| s.response.len()).sum::<usize>();
         let t = Instant::now();
         let mut rewards = score(tr, &mut samples, &mut m);
         verify_s += t.elapsed().as_secs_f64();
@@ -118,6 +120,7 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
             .count() as f64
             / kept.len().max(1) as f64,
     );
+    m.insert("rollout/sampled_tokens".into(), sampled_tokens as f64);
     m.insert("time/rollout_s".into(), rollout_s);
     m.insert("time/verify_s".into(), verify_s);
     let _ = t0;

@@ -158,7 +158,7 @@ pub(crate) fn plan(
         let (batches, new_tokens): (&[usize], usize) = if opts.quick {
             (&[4], 16)
         } else {
-            (&[16, 64], 128)
+            (&[16, 32], 128)
         };
         for &b in batches {
             let common = argv([
