@@ -64,6 +64,24 @@ fn load_linear<W: WeightSource>(
     })
 }
 
+/// `x · W + b` for `x: [B, T, in]` as one `[B·T, in] · [in, out]` product.
+///
+/// burn's `Linear::forward` keeps `[B, T, in] · [1, in, out]` batched when T fills its row
+/// tiles, and then the backward pass forms one `[in, out]` weight gradient per batch row and sums
+/// them; folding B into the rows gives the weight gradient as a single product with K = B·T
+/// (docs/benchmarks.md, "Hot paths"). The reshape is a view for contiguous `x`.
+fn project(layer: &Linear, x: Tensor<3>) -> Tensor<3> {
+    let [b, t, d_in] = x.dims();
+    let weight = layer.weight.val();
+    let d_out = weight.dims()[1];
+    let y = x.reshape([b * t, d_in]).matmul(weight);
+    let y = match &layer.bias {
+        Some(bias) => y + bias.val().unsqueeze_dim::<2>(0),
+        None => y,
+    };
+    y.reshape([b, t, d_out])
+}
+
 /// RMSNorm as in HF: `weight · x / sqrt(mean(x²) + eps)` over the last dim.
 #[derive(Module, Debug)]
 pub struct RmsNorm {
@@ -115,8 +133,10 @@ impl Mlp {
     }
 
     fn forward(&self, x: Tensor<3>) -> Tensor<3> {
-        self.down_proj
-            .forward(silu(self.gate_proj.forward(x.clone())) * self.up_proj.forward(x))
+        project(
+            &self.down_proj,
+            silu(project(&self.gate_proj, x.clone())) * project(&self.up_proj, x),
+        )
     }
 }
 
@@ -167,19 +187,13 @@ impl Attention {
     ) -> Tensor<3> {
         let [b, t, _] = x.dims();
         let (h, kv, hd) = (self.num_heads, self.num_kv_heads, self.head_dim);
-        let q = self
-            .q_proj
-            .forward(x.clone())
+        let q = project(&self.q_proj, x.clone())
             .reshape([b, t, h, hd])
             .swap_dims(1, 2); // [B, H, T, hd]
-        let k = self
-            .k_proj
-            .forward(x.clone())
+        let k = project(&self.k_proj, x.clone())
             .reshape([b, t, kv, hd])
             .swap_dims(1, 2); // [B, KV, T, hd]
-        let v = self
-            .v_proj
-            .forward(x)
+        let v = project(&self.v_proj, x)
             .reshape([b, t, kv, hd])
             .swap_dims(1, 2); // [B, KV, T, hd]
         let (q, k) = (rope.apply(q), rope.apply(k));
@@ -212,8 +226,7 @@ impl Attention {
             };
             attention(q, k, v, mask, None, options) // [B, H, T, hd]
         };
-        self.o_proj
-            .forward(out.swap_dims(1, 2).reshape([b, t, h * hd])) // [B, T, hidden]
+        project(&self.o_proj, out.swap_dims(1, 2).reshape([b, t, h * hd])) // [B, T, hidden]
     }
 }
 
@@ -368,7 +381,7 @@ impl CausalLm {
     /// Projects hidden states to logits: `[B, T, hidden]` → `[B, T, vocab]` (tied: `h · Eᵀ`).
     pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
         match &self.lm_head {
-            Some(head) => head.forward(hidden),
+            Some(head) => project(head, hidden),
             // One 2-D product against the transposed view: burn's `linear` would reshape the
             // non-contiguous `Eᵀ` to rank 3, which copies the whole `[V, hidden]` matrix on
             // every call (113 MB per decode step for SmolLM2).

@@ -120,6 +120,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The same process setting as the `rlvr` and `rlvr-model` binaries.
+    rlvr_models::retain_freed_memory();
     match run() {
         Ok(line) => {
             println!("{line}");
