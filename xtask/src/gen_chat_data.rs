@@ -11,9 +11,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use crate::gen_data::SplitMix64;
+use crate::gen_data::{SplitMix64, write_splits};
 
 /// Largest operand.
 pub const MAX_OPERAND: i64 = 20;
@@ -64,19 +64,14 @@ pub fn to_jsonl(split: &str, problems: &[(i64, char, i64)]) -> String {
 
 /// Writes `train.jsonl` and `test.jsonl` into `dir`.
 pub fn write(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let (train, test) = generate();
-    for (name, problems) in [("train", &train), ("test", &test)] {
-        let path = dir.join(format!("{name}.jsonl"));
-        std::fs::write(&path, to_jsonl(name, problems))
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!(
-            "xtask: wrote {} ({} problems)",
-            path.display(),
-            problems.len()
-        );
-    }
-    Ok(())
+    write_splits(
+        dir,
+        [
+            ("train", to_jsonl("train", &train), train.len()),
+            ("test", to_jsonl("test", &test), test.len()),
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -133,17 +133,26 @@ pub fn to_jsonl(split: &str, problems: &[Problem], completions: bool) -> String 
 
 /// Writes `train.jsonl` and `test.jsonl` into `dir`.
 pub fn write(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let (train, test) = generate(TRAIN_SIZE, TEST_SIZE, SEED);
-    for (name, problems) in [("train", &train), ("test", &test)] {
+    write_splits(
+        dir,
+        [
+            ("train", to_jsonl("train", &train, true), train.len()),
+            ("test", to_jsonl("test", &test, false), test.len()),
+        ],
+    )
+}
+
+/// Writes each `(split, jsonl text, problem count)` to `dir/<split>.jsonl`, creating `dir`.
+pub(crate) fn write_splits<const N: usize>(
+    dir: &Path,
+    splits: [(&str, String, usize); N],
+) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (name, text, count) in splits {
         let path = dir.join(format!("{name}.jsonl"));
-        std::fs::write(&path, to_jsonl(name, problems, name == "train"))
-            .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!(
-            "xtask: wrote {} ({} problems)",
-            path.display(),
-            problems.len()
-        );
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("xtask: wrote {} ({count} problems)", path.display());
     }
     Ok(())
 }
