@@ -38,8 +38,8 @@ pub fn base_policy(
     held_out: &[Example],
     device: &Device,
 ) -> Result<BasePolicy> {
-    let dir = if config.model.base.as_os_str().is_empty() {
-        let dir = bundled_dir(config)?;
+    let dir = base_dir(config)?;
+    if config.model.base.as_os_str().is_empty() {
         if !dir.join("model.safetensors").exists() {
             eprintln!(
                 "warm start: supervised fine-tuning of the bundled model -> {}",
@@ -49,10 +49,7 @@ pub fn base_policy(
         } else {
             eprintln!("warm start: reusing {}", dir.display());
         }
-        dir
-    } else {
-        config.model.base.clone()
-    };
+    }
     load_dir(&dir, device)
 }
 

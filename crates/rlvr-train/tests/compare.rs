@@ -14,7 +14,9 @@ fn two_configs_two_seeds_make_one_table() {
     let a = dir.path().join("a.toml");
     let b = dir.path().join("b.toml");
     std::fs::write(&a, &base).unwrap();
-    std::fs::write(&b, base.replace("kind = \"dapo\"", "kind = \"grpo\"")).unwrap();
+    let b_text = base.replace("kind = \"dapo\"", "kind = \"grpo\"");
+    assert_ne!(b_text, base, "the tiny config names the dapo objective");
+    std::fs::write(&b, b_text).unwrap();
     let arms = compare(&[a, b], &["train.steps=2".into()], 2, &out).unwrap();
     assert_eq!(arms.len(), 2);
     // Sampled response tokens per run: 2 steps x 4 prompts x 4 samples x at most 6 tokens.
