@@ -12,11 +12,17 @@ const WATCH_TICK: Duration = Duration::from_millis(5);
 
 /// Scores `items` on `available_parallelism()` worker threads, each item limited to `timeout`.
 ///
+/// Pass [`crate::VerifierConfig::item_time_limit`] as `timeout`: for code that is the sandbox's
+/// wall-clock limit plus its kill grace, so a worker is only abandoned when its sandbox has
+/// overrun its own limit (a run that the sandbox already kills).
+///
 /// An item still running when its time is up gets [`Outcome::Timeout`] (reward 0) and its worker
 /// is abandoned: a fresh worker takes over the queue, so a hostile item never stalls the batch.
 /// The abandoned thread finishes its item in the background and exits (the math verifier bounds
-/// its own work; the code verifier kills its process at the sandbox's timeout). Output is in input
-/// order.
+/// its own work; the code verifier kills its processes at the sandbox's limit). A replacement
+/// never adds a sandbox beyond the cap: each [`crate::sandbox::Sandbox`] runs at most
+/// [`crate::sandbox::Sandbox::max_live`] checks at once and makes the next one wait for a slot.
+/// Once the batch is done, abandoned workers take no further item. Output is in input order.
 pub fn verify_batch(
     verifier: Arc<dyn Verifier>,
     items: &[(String, Reference)],

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::sandbox::{HARNESS, Sandbox, SandboxConfig};
+use crate::sandbox::{KILL_GRACE, Sandbox, SandboxConfig};
 use crate::{CodeReference, Outcome, Reference, Verdict, Verifier};
 
 /// How passed tests become a reward.
@@ -24,7 +24,9 @@ pub enum RewardMode {
 #[serde(deny_unknown_fields)]
 pub struct CodeConfig {
     /// Wall-clock limit per program run, seconds (default 20: MBPP task 123 needs ~4 s of CPU on a
-    /// loaded 2-core machine) **\[PROPOSED\]**. A reference's `timeout_s` overrides it.
+    /// loaded 2-core machine) **\[PROPOSED\]**. A reference's `timeout_s` may only shorten it.
+    /// This is the one time limit: a batch's per-item limit is this plus
+    /// [`crate::sandbox::KILL_GRACE`] ([`CodeConfig::item_time_limit`]).
     #[serde(default = "default_timeout")]
     pub timeout_s: f64,
     /// Reward mapping (default `fraction`).
@@ -53,11 +55,19 @@ impl Default for CodeConfig {
 }
 
 impl CodeConfig {
+    /// The per-item limit for [`crate::verify_batch`]: the run's wall-clock limit plus the time
+    /// the sandbox may need to kill and reap ([`KILL_GRACE`]), so a batch never abandons a
+    /// worker whose sandbox is still within its own limit.
+    pub fn item_time_limit(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout_s.clamp(0.0, MAX_TIMEOUT_S)) + KILL_GRACE
+    }
+
     /// Validates the knobs, finds the interpreter and probes the isolation.
     ///
     /// # Errors
     /// [`crate::Error::InvalidConfig`] for a non-positive timeout or a zero limit;
-    /// [`crate::Error::Sandbox`] when no interpreter starts.
+    /// [`crate::Error::Sandbox`] when no interpreter starts, or when the isolation the host
+    /// offers lacks a layer of `sandbox.require` and `sandbox.allow_weak_sandbox` is off.
     pub fn init(&self) -> crate::Result<CodeVerifier> {
         if !(self.timeout_s.is_finite() && self.timeout_s > 0.0 && self.timeout_s <= MAX_TIMEOUT_S)
         {
@@ -76,10 +86,12 @@ impl CodeConfig {
 /// Runs a response's program against MBPP asserts, a HumanEval `check`, or stdin/stdout cases.
 ///
 /// The program is the last fenced code block of the response (```` ```python ```` preferred), or
-/// the whole response; a reference's `prefix` (HumanEval `prompt`) is prepended. The program,
-/// then `setup_code`, then each test run in one sandboxed interpreter under the
-/// [`crate::sandbox::HARNESS`], which reports each test on a private channel; the verdict is
-/// built only from those reports.
+/// the whole response; a reference's `prefix` (HumanEval `prompt`) is prepended. The program
+/// loads in the sandboxed runner ([`crate::sandbox::RUNNER`]); the setup code, the tests and
+/// `check` run in the separate trusted checker ([`crate::sandbox::CHECKER`]), which calls the
+/// program's functions across the process boundary and gets plain values back. The verdict is
+/// built only from the checker's report; any protocol violation (wrong nonce, a duplicate or
+/// missing test, output after `done`, a load error, a malformed reply) scores 0.
 #[derive(Debug, Clone)]
 pub struct CodeVerifier {
     config: CodeConfig,
@@ -90,6 +102,11 @@ impl CodeVerifier {
     /// The sandbox this verifier runs programs in (to report its isolation).
     pub fn sandbox(&self) -> &Sandbox {
         &self.sandbox
+    }
+
+    /// The per-item limit for [`crate::verify_batch`] ([`CodeConfig::item_time_limit`]).
+    pub fn item_time_limit(&self) -> Duration {
+        self.config.item_time_limit()
     }
 }
 
@@ -139,7 +156,97 @@ fn nonce() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What the checker's report channel said, parsed strictly.
+#[derive(Debug, Default)]
+struct Report {
+    /// Per test: passed, result name, message.
+    results: Vec<Option<(bool, String, String)>>,
+    /// The runner's view of seccomp and `NO_NEW_PRIVS` (from `/proc/self/status`).
+    hello: Option<(i64, i64)>,
+    done: bool,
+    /// The first protocol violation, if any (reward 0).
+    violation: Option<String>,
+}
+
+/// Parses the checker's lines: `hello` first, one `test` line per index, then `done` (or
+/// `violation`), all with the run's nonce; anything else is a violation.
+fn parse_report(channel: &[u8], nonce: &str, n: usize) -> Report {
+    let mut r = Report {
+        results: vec![None; n],
+        ..Report::default()
+    };
+    let text = match std::str::from_utf8(channel) {
+        Ok(t) => t,
+        Err(_) => {
+            r.violation = Some("report is not UTF-8".into());
+            return r;
+        }
+    };
+    let fail = |r: &mut Report, why: String| {
+        if r.violation.is_none() {
+            r.violation = Some(why);
+        }
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        fail(&mut r, "report ends mid-line".into());
+    }
+    for (k, line) in text.lines().enumerate() {
+        let mut f = line.splitn(6, ' ');
+        if f.next() != Some(nonce) {
+            fail(&mut r, format!("line {} has a wrong nonce", k + 1));
+            continue;
+        }
+        if r.done {
+            fail(&mut r, "output after done".into());
+            continue;
+        }
+        match f.next() {
+            Some("hello") if k == 0 => {
+                let a = f.next().and_then(|v| v.parse::<i64>().ok());
+                let b = f.next().and_then(|v| v.parse::<i64>().ok());
+                match (a, b, f.next()) {
+                    (Some(a), Some(b), None) => r.hello = Some((a, b)),
+                    _ => fail(&mut r, "malformed hello".into()),
+                }
+            }
+            Some("test") if r.hello.is_some() => {
+                let idx = f.next().and_then(|v| v.parse::<usize>().ok());
+                let ok = f.next();
+                let (Some(i), Some(ok @ ("0" | "1")), Some(name)) = (idx, ok, f.next()) else {
+                    fail(&mut r, format!("malformed test line {}", k + 1));
+                    continue;
+                };
+                let msg = f.next().unwrap_or_default().to_string();
+                if i >= n {
+                    fail(&mut r, format!("test index {i} out of range"));
+                } else if r.results[i].is_some() {
+                    fail(&mut r, format!("duplicate report for test {i}"));
+                } else {
+                    r.results[i] = Some((ok == "1", name.to_string(), msg));
+                }
+            }
+            Some("done") if r.hello.is_some() && f.next().is_none() => r.done = true,
+            Some("violation") => {
+                fail(&mut r, f.collect::<Vec<_>>().join(" "));
+                r.done = true;
+            }
+            _ => fail(&mut r, format!("unexpected line {}", k + 1)),
+        }
+    }
+    r
+}
+
 impl CodeVerifier {
+    /// The wall-clock limit of one run of `reference`: the reference's own `timeout_s` when it
+    /// is shorter, else the config's (the config is the upper bound).
+    pub fn run_limit(&self, reference: &CodeReference) -> Duration {
+        let t = reference
+            .timeout_s
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map_or(self.config.timeout_s, |t| t.min(self.config.timeout_s));
+        Duration::from_secs_f64(t)
+    }
+
     fn run(&self, response: &str, r: &CodeReference) -> Verdict {
         let n = r.num_tests();
         if n == 0 {
@@ -156,71 +263,54 @@ impl CodeVerifier {
             "entry_point": r.entry_point,
             "io_cases": r.io_cases,
         });
-        // A reference's own limit is data, not configuration: bound it like the config's.
-        let timeout = r
-            .timeout_s
-            .filter(|t| t.is_finite() && *t > 0.0)
-            .map_or(self.config.timeout_s, |t| t.min(MAX_TIMEOUT_S));
-        let out = match self.sandbox.run(
-            &["-c", HARNESS],
-            spec.to_string().as_bytes(),
-            Duration::from_secs_f64(timeout),
-        ) {
+        let out = match self
+            .sandbox
+            .check(spec.to_string().as_bytes(), self.run_limit(r))
+        {
             Ok(out) => out,
             Err(e) => return Verdict::zero(Outcome::Error, e.to_string()),
         };
-        let mut results: Vec<Option<(bool, String)>> = vec![None; n];
-        let (mut done, mut load_error, mut forged) = (false, None, 0usize);
-        for line in String::from_utf8_lossy(&out.channel).lines() {
-            let mut f = line.splitn(5, ' ');
-            let (Some(tag), Some(idx), Some(ok), Some(name)) =
-                (f.next(), f.next(), f.next(), f.next())
-            else {
-                forged += 1;
-                continue;
-            };
-            if tag != nonce {
-                forged += 1;
-                continue;
+        let report = parse_report(&out.channel, &nonce, n);
+        let iso = self.sandbox.isolation();
+        // The runner confirms the kernel's view before the program exists; a run whose filter
+        // is not in force is the verifier's failure, not the program's.
+        let layers_ok = match report.hello {
+            Some((seccomp, nnp)) => {
+                (!iso.seccomp || seccomp == 2) && (!iso.no_new_privs || nnp == 1)
             }
-            if idx == "done" {
-                done = true;
-            } else if idx == "-1" {
-                load_error = Some(
-                    format!("{name} {}", f.next().unwrap_or_default())
-                        .trim()
-                        .to_string(),
-                );
-            } else if let Ok(i) = idx.parse::<usize>()
-                && i < n
-                && results[i].is_none()
-            {
-                results[i] = Some((ok == "1", name.to_string()));
-            }
-        }
-        let passed = results
+            None => true,
+        };
+        let passed = report
+            .results
             .iter()
-            .filter(|r| matches!(r, Some((true, _))))
+            .filter(|t| matches!(t, Some((true, _, _))))
             .count();
-        let outcome = if passed == n && done {
-            Outcome::Correct
+        let all_reported = report.results.iter().all(Option::is_some);
+        let outcome = if !layers_ok {
+            Outcome::Error
         } else if out.timed_out {
             Outcome::Timeout
-        } else if load_error.is_some() || !done {
-            if passed > 0 {
-                Outcome::Partial
-            } else {
-                Outcome::Crashed
-            }
+        } else if report.violation.is_some()
+            || report.hello.is_none()
+            || !report.done
+            || !all_reported
+        {
+            Outcome::Crashed
+        } else if passed == n {
+            Outcome::Correct
         } else if passed > 0 {
             Outcome::Partial
         } else {
             Outcome::Wrong
         };
-        let reward = match self.config.reward {
-            _ if outcome == Outcome::Correct => 1.0,
-            RewardMode::Fraction => passed as f32 / n as f32,
-            RewardMode::AllOrNothing => 0.0,
+        let reward = match (outcome, self.config.reward) {
+            (Outcome::Correct, _) => 1.0,
+            (Outcome::Partial | Outcome::Timeout, RewardMode::Fraction)
+                if report.violation.is_none() =>
+            {
+                passed as f32 / n as f32
+            }
+            _ => 0.0,
         };
         let tail = |b: &[u8]| {
             let s = String::from_utf8_lossy(b);
@@ -230,19 +320,20 @@ impl CodeVerifier {
         let details = json!({
             "passed": passed,
             "total": n,
-            "tests": results.iter().map(|r| match r {
-                Some((ok, name)) => json!({ "passed": ok, "result": name }),
+            "tests": report.results.iter().map(|t| match t {
+                Some((ok, name, msg)) => json!({ "passed": ok, "result": name, "message": msg }),
                 None => json!({ "passed": false, "result": "not_run" }),
             }).collect::<Vec<_>>(),
-            "load_error": load_error,
-            "finished": done,
+            "protocol_violation": report.violation,
+            "layers_confirmed": layers_ok,
+            "finished": report.done,
             "timed_out": out.timed_out,
-            "exit_code": out.code,
-            "signal": out.signal,
+            "exit_code": out.program.code,
+            "signal": out.program.signal,
             "wall_s": out.wall.as_secs_f64(),
-            "forged_reports": forged,
-            "output_truncated": out.truncated,
-            "stderr_tail": tail(&out.stderr),
+            "output_truncated": out.program.truncated,
+            "stderr_tail": tail(&out.program.stderr),
+            "checker_stderr_tail": tail(&out.checker.stderr),
         });
         Verdict::new(reward, outcome, Some(program), details)
     }

@@ -24,6 +24,9 @@ pub enum VerifierConfig {
 }
 
 impl VerifierConfig {
+    /// Per-item limit of [`VerifierConfig::item_time_limit`] for verifiers that start no process.
+    pub const DEFAULT_ITEM_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
     /// Validates the config and builds the verifier.
     ///
     /// # Errors
@@ -35,6 +38,33 @@ impl VerifierConfig {
             VerifierConfig::Code(c) => Box::new(c.init()?),
             VerifierConfig::Rubric(c) => Box::new(c.init()?),
         })
+    }
+
+    /// The per-item limit to pass to [`crate::verify_batch`] for this verifier: for `code`, the
+    /// run's wall-clock limit plus [`crate::sandbox::KILL_GRACE`] (one source of truth, so the
+    /// batch never abandons a worker whose sandbox is still inside its own limit); for the
+    /// others, [`VerifierConfig::DEFAULT_ITEM_TIME_LIMIT`].
+    pub fn item_time_limit(&self) -> std::time::Duration {
+        match self {
+            VerifierConfig::Code(c) => c.item_time_limit(),
+            _ => Self::DEFAULT_ITEM_TIME_LIMIT,
+        }
+    }
+
+    /// The sandbox isolation a `code` verifier built from this config runs under (`None` for
+    /// the other kinds), for the training log. Probing is cached per interpreter, so calling
+    /// this next to [`VerifierConfig::build`] costs nothing extra.
+    ///
+    /// # Errors
+    /// As [`VerifierConfig::build`] for `code`: [`crate::Error::Sandbox`] when no interpreter
+    /// starts or a required layer is missing and `allow_weak_sandbox` is off.
+    pub fn isolation(&self) -> Result<Option<crate::sandbox::Isolation>> {
+        match self {
+            VerifierConfig::Code(c) => {
+                Ok(Some(crate::sandbox::Sandbox::new(&c.sandbox)?.isolation()))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// The default config of a kind.

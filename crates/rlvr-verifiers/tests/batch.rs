@@ -80,3 +80,84 @@ fn empty_batch_and_order() {
             .all(|(v, m)| v.extracted.as_deref() == Some(&*m.to_string()))
     );
 }
+
+#[test]
+fn the_batch_limit_is_the_sandbox_limit_plus_its_kill_grace() {
+    use rlvr_verifiers::{CodeConfig, CodeReference, VerifierConfig, sandbox::KILL_GRACE};
+    let config = CodeConfig {
+        timeout_s: 1.5,
+        ..CodeConfig::default()
+    };
+    let limit = VerifierConfig::Code(config.clone()).item_time_limit();
+    assert_eq!(limit, Duration::from_secs_f64(1.5) + KILL_GRACE);
+    assert_eq!(
+        VerifierConfig::default_for(rlvr_verifiers::Kind::Math).item_time_limit(),
+        VerifierConfig::DEFAULT_ITEM_TIME_LIMIT
+    );
+    // An endless program is stopped by the sandbox itself (its own timeout fired), not
+    // abandoned by the batch: the batch's limit leaves room for the kill.
+    let verifier: Arc<dyn Verifier> = Arc::new(config.init().expect("sandbox starts"));
+    let reference = Reference::Code(CodeReference {
+        tests: vec!["assert f() == 1".into()],
+        ..CodeReference::default()
+    });
+    let items = vec![
+        (
+            "def f():\n    while True:\n        pass\n".to_string(),
+            reference.clone(),
+        ),
+        ("def f():\n    return 1\n".to_string(), reference),
+    ];
+    let start = Instant::now();
+    let out = verify_batch(verifier, &items, limit);
+    assert!(start.elapsed() < limit + Duration::from_secs(1));
+    assert_eq!(out[0].outcome, Outcome::Timeout);
+    assert_eq!(out[0].details["timed_out"], true, "{}", out[0].details);
+    assert!(out[1].passed, "{}", out[1].details);
+}
+
+#[test]
+fn live_sandboxes_are_capped() {
+    use rlvr_verifiers::sandbox::{Sandbox, SandboxConfig};
+    let sb = Sandbox::new(&SandboxConfig {
+        max_live: 2,
+        ..SandboxConfig::default()
+    })
+    .expect("sandbox starts");
+    assert_eq!(sb.max_live(), 2);
+    let peak = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (sb, peak, stop) = (sb.clone(), Arc::clone(&peak), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                peak.fetch_max(sb.live(), std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let start = Instant::now();
+    let runs: Vec<_> = (0..6)
+        .map(|_| {
+            let sb = sb.clone();
+            std::thread::spawn(move || {
+                sb.run("import time\ntime.sleep(0.4)", b"", Duration::from_secs(10))
+                    .expect("run")
+            })
+        })
+        .collect();
+    for r in runs {
+        assert_eq!(r.join().expect("thread").code, Some(0));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    watcher.join().expect("watcher");
+    // Six 0.4 s runs, two at a time: three waves.
+    assert!(
+        start.elapsed() >= Duration::from_millis(1200),
+        "{:?}",
+        start.elapsed()
+    );
+    let peak = peak.load(std::sync::atomic::Ordering::Relaxed);
+    assert!((1..=2).contains(&peak), "peak {peak}");
+    assert_eq!(sb.live(), 0);
+}

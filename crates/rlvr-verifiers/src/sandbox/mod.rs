@@ -1,63 +1,82 @@
-//! Runs untrusted Python in a contained child process. This module is the only place in the crate
-//! that starts processes.
+//! Runs untrusted Python in a contained child process, and the tests against it in a separate
+//! trusted one. This module is the only place in the crate that starts processes.
 //!
-//! # What is contained
-//! - **Time:** a wall-clock timeout kills the whole process group (and, with a PID namespace,
-//!   every descendant, since they die with the namespace's init); `RLIMIT_CPU` backs it up.
-//! - **Resources:** rlimits on address space, process count, file size and open files; captured
-//!   stdout/stderr are capped (the rest is drained and dropped).
-//! - **Filesystem:** a fresh temporary working directory, removed afterwards; as root the program
-//!   runs as a throwaway uid that owns only that directory, and a private mount namespace puts
-//!   empty read-only `tmpfs` over `/tmp`, `/var/tmp` and `/dev/shm`.
-//! - **Network:** a new network namespace (no interfaces up) where the OS allows it.
-//! - **Other processes:** a PID namespace and a different uid: the program cannot see or signal
-//!   the verifier or the host.
-//! - **Environment:** cleared, except a minimal `PATH`, `HOME` (the working directory), `LANG`
-//!   and a fixed `PYTHONHASHSEED`.
-//! - **Verdicts:** the [`harness`](HARNESS) reports over fd 3 with a per-run random nonce; stdout
-//!   and the exit status never count. Python's audit hooks block frame/gc/ctypes introspection,
-//!   `/proc`, sockets, process creation, signals and writes outside the directory.
+//! # Two processes per check
+//! - The **runner** ([`RUNNER`], the candidate's process) loads the program and answers requests
+//!   ("call handle 3 with these arguments", "read attribute `x`", "iterate") with values in a
+//!   strict typed JSON encoding. It never holds an expected value, a comparison, or the verdict
+//!   channel's nonce, so nothing the program does to its own interpreter (patching builtins,
+//!   `__eq__`, `json`, the runner itself) can change a verdict: it can only choose what its
+//!   functions return.
+//! - The **checker** ([`CHECKER`], trusted) receives the job and the nonce on stdin, runs the
+//!   test statements, setup code and `check` itself, with each name the program defined bound
+//!   to a proxy that forwards to the runner, and decodes every reply into fresh builtin values.
+//!   It reports on its own pipe, which the runner's process never holds.
+//!
+//! # What contains the runner (OS layers, none depending on Python's audit hooks)
+//! - **Namespaces:** network (no interfaces up), PID (its own procfs; every descendant dies with
+//!   the namespace's init), mount, IPC and UTS.
+//! - **Filesystem:** `pivot_root` into a minimal root built per run: read-only binds of `/usr`
+//!   (and the interpreter's prefix), the top-level symlinks, `/etc/ld.so.cache`, four device
+//!   nodes, a fresh `/proc`, and `/work`, a tmpfs with size and inode limits that is the only
+//!   writable place and vanishes with the run.
+//! - **Privileges:** a throwaway uid/gid per run, `PR_SET_NO_NEW_PRIVS`, and the seccomp filters
+//!   of `seccomp.rs` (no fork/exec/ptrace, sockets only `AF_UNIX`, no mount/namespace/keyring/BPF
+//!   /io_uring calls), installed before the program exists.
+//! - **Descriptors:** everything above the channel (fds 3 and 4) is closed at `exec`.
+//! - **Resources:** rlimits on CPU, address space, processes, file size and open files; a
+//!   wall-clock limit that kills both processes; captured output is capped; at most
+//!   [`SandboxConfig::max_live`] checks run at once per [`Sandbox`].
+//! - **Interpreter:** `python3 -s -S -P -B` with a cleared environment (`-I -S` on interpreters
+//!   without `-P`).
+//!
+//! # Fail closed
+//! [`Sandbox::new`] probes once per interpreter for the strongest level that works, and refuses
+//! (naming the missing layers) when it lacks any of [`SandboxConfig::require`], unless
+//! [`SandboxConfig::allow_weak_sandbox`] is set. [`Sandbox::isolation`] reports what is in force.
 //!
 //! # What is not contained
-//! - Kernel exploits, and CPU time taken from other work on the machine (there is no cgroup).
-//! - Without root and without unprivileged user namespaces, only rlimits, the process group and
-//!   the audit hooks remain: **no network isolation**. [`Sandbox::isolation`] says which layers
-//!   are active; the crate README lists what is used where.
-//! - A program that defeats CPython's audit hooks (an interpreter memory-corruption bug) could
-//!   read the nonce and forge results; the OS layers still hold.
+//! Kernel exploits; a cgroup is used only where the host delegates the `pids` and `memory`
+//! controllers (not yet: the [`Layer::Cgroup`] layer is never achieved by this version).
 
 mod isolation;
+mod seccomp;
 
 use std::ffi::CString;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::FromRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
-pub use isolation::Isolation;
-use isolation::{ChildPlan, Limits};
+use isolation::{ChildPlan, Limits, RootPlan};
+pub use isolation::{Isolation, Layer};
 
-/// The Python test harness run inside the sandbox (see its header comment).
-pub const HARNESS: &str = include_str!("harness.py");
+/// The candidate-side runner (see its header comment).
+pub const RUNNER: &str = include_str!("runner.py");
+/// The trusted checker (see its header comment).
+pub const CHECKER: &str = include_str!("checker.py");
 
 /// First uid of the private range used when running as root.
 const UID_BASE: u32 = 0x6000_0000;
-/// Size of the private uid range (one uid per concurrent run).
+/// Size of the private uid range (two uids per concurrent run).
 const UID_RANGE: u32 = 1 << 16;
 /// How long the namespace's subreaper gets to collect everything after its init is killed.
 const REAP_GRACE: Duration = Duration::from_secs(1);
-/// How long to wait for output pipes to close after the process is gone.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// How long to wait for output pipes to close after the processes are gone.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
+/// The most a run can take past its wall-clock limit: killing, reaping and draining. A batch's
+/// per-item limit is the run's limit plus this ([`crate::VerifierConfig::item_time_limit`]).
+pub const KILL_GRACE: Duration = Duration::from_secs(3);
 
-/// Resource limits of the sandbox (`[verifier.sandbox]` in TOML).
+/// Resource limits and the required isolation of the sandbox (`[verifier.sandbox]` in TOML).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxConfig {
@@ -67,18 +86,35 @@ pub struct SandboxConfig {
     /// Address-space limit in MiB (default 1024).
     #[serde(default = "default_memory")]
     pub memory_mb: u64,
-    /// Process-count limit of the run's uid (default 16).
+    /// Process-count limit of the run's uid (default 16; with seccomp the program cannot create
+    /// processes at all, threads still count).
     #[serde(default = "default_processes")]
     pub max_processes: u64,
     /// Largest file the program may write, MiB (default 16).
     #[serde(default = "default_file")]
     pub max_file_mb: u64,
+    /// Size of the per-run tmpfs `/work`, MiB (default 32).
+    #[serde(default = "default_work_mb")]
+    pub work_dir_mb: u64,
+    /// Inodes of the per-run tmpfs `/work` (default 512).
+    #[serde(default = "default_work_inodes")]
+    pub work_dir_inodes: u64,
     /// Open-file limit (default 64).
     #[serde(default = "default_open_files")]
     pub max_open_files: u64,
     /// Bytes of stdout and of stderr kept (default 64 KiB each).
     #[serde(default = "default_output")]
     pub max_output_bytes: usize,
+    /// Checks running at once in one [`Sandbox`] (0 = the number of CPUs, the default). A run
+    /// waits for a free slot, so abandoned workers never add sandboxes beyond this.
+    #[serde(default)]
+    pub max_live: usize,
+    /// Layers that must be in force, or [`Sandbox::new`] refuses (default: all but `cgroup`).
+    #[serde(default = "Layer::default_required")]
+    pub require: Vec<Layer>,
+    /// Run under whatever isolation the host offers, even below `require` (default false).
+    #[serde(default)]
+    pub allow_weak_sandbox: bool,
 }
 
 fn default_python() -> String {
@@ -92,6 +128,12 @@ fn default_processes() -> u64 {
 }
 fn default_file() -> u64 {
     16
+}
+fn default_work_mb() -> u64 {
+    32
+}
+fn default_work_inodes() -> u64 {
+    512
 }
 fn default_open_files() -> u64 {
     64
@@ -107,14 +149,19 @@ impl Default for SandboxConfig {
             memory_mb: default_memory(),
             max_processes: default_processes(),
             max_file_mb: default_file(),
+            work_dir_mb: default_work_mb(),
+            work_dir_inodes: default_work_inodes(),
             max_open_files: default_open_files(),
             max_output_bytes: default_output(),
+            max_live: 0,
+            require: Layer::default_required(),
+            allow_weak_sandbox: false,
         }
     }
 }
 
-/// What a sandboxed run left behind.
-#[derive(Debug, Clone)]
+/// What a sandboxed process left behind.
+#[derive(Debug, Clone, Default)]
 pub struct RunOutput {
     /// Exit code (`128 + signal` when killed through a PID namespace's init), `None` if killed
     /// by a signal directly.
@@ -127,35 +174,116 @@ pub struct RunOutput {
     pub stdout: Vec<u8>,
     /// Captured stderr (capped).
     pub stderr: Vec<u8>,
-    /// What arrived on the verdict channel (fd 3), capped.
-    pub channel: Vec<u8>,
     /// Whether stdout or stderr hit the cap.
     pub truncated: bool,
     /// Wall-clock time of the run.
     pub wall: Duration,
 }
 
+/// What a check (checker + runner) left behind.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOutput {
+    /// The checker's report lines (its fd 5), capped at 1 MiB.
+    pub channel: Vec<u8>,
+    /// The candidate's process (the runner and the program).
+    pub program: RunOutput,
+    /// The trusted checker's process.
+    pub checker: RunOutput,
+    /// Whether the wall-clock timeout fired.
+    pub timed_out: bool,
+    /// Wall-clock time of the check.
+    pub wall: Duration,
+}
+
+/// Counts the checks in flight and makes new ones wait for a free slot.
+#[derive(Debug)]
+struct Live {
+    count: Mutex<usize>,
+    freed: Condvar,
+    cap: usize,
+}
+
+struct Slot<'a>(&'a Live);
+
+impl Live {
+    fn acquire(&self) -> Slot<'_> {
+        let mut n = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        while *n >= self.cap {
+            n = self.freed.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+        *n += 1;
+        Slot(self)
+    }
+
+    /// Checks running now.
+    fn current(&self) -> usize {
+        *self.count.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        let mut n = self.0.count.lock().unwrap_or_else(|e| e.into_inner());
+        *n -= 1;
+        self.0.freed.notify_one();
+    }
+}
+
+/// What the minimal root binds, found once per interpreter.
+#[derive(Debug, Clone, PartialEq)]
+struct RootSpec {
+    /// Host directories bound read-only at the same path.
+    dirs: Vec<PathBuf>,
+    /// Top-level symlinks recreated as they are (`/lib -> usr/lib`).
+    links: Vec<(PathBuf, PathBuf)>,
+    /// Single files bound at the same path.
+    files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Probed {
+    python: PathBuf,
+    flags: Vec<&'static str>,
+    isolation: Isolation,
+    /// Why each stronger level failed.
+    failures: Vec<String>,
+}
+
 /// A ready-to-use sandbox: an interpreter that starts under the strongest available isolation.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     config: SandboxConfig,
-    python: PathBuf,
-    isolation: Isolation,
+    probed: Probed,
+    root: Arc<RootSpec>,
+    filters: Arc<String>,
+    stage: Arc<PathBuf>,
+    live: Arc<Live>,
 }
 
-type ProbeCache = Mutex<Vec<(String, std::result::Result<(PathBuf, Isolation), String>)>>;
+type ProbeCache = Mutex<Vec<(String, std::result::Result<Probed, String>)>>;
+
+fn sandbox_err(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::Sandbox {
+        reason: format!("{what}: {e}"),
+    }
+}
 
 impl Sandbox {
     /// Finds the interpreter and the strongest isolation it starts under (probed once per
-    /// interpreter name and cached for the process).
+    /// interpreter name and cached for the process), then checks it against
+    /// [`SandboxConfig::require`].
     ///
     /// # Errors
-    /// [`Error::InvalidConfig`] for a zero limit; [`Error::Sandbox`] when no interpreter starts.
+    /// [`Error::InvalidConfig`] for a zero limit; [`Error::Sandbox`] when no interpreter starts,
+    /// or when a required layer is missing and `allow_weak_sandbox` is off (the message names
+    /// the missing layers and why each stronger level failed).
     pub fn new(config: &SandboxConfig) -> Result<Sandbox> {
         for (field, v) in [
             ("memory_mb", config.memory_mb),
             ("max_processes", config.max_processes),
             ("max_file_mb", config.max_file_mb),
+            ("work_dir_mb", config.work_dir_mb),
+            ("work_dir_inodes", config.work_dir_inodes),
             ("max_open_files", config.max_open_files),
         ] {
             if v == 0 {
@@ -165,63 +293,190 @@ impl Sandbox {
                 });
             }
         }
+        let filters = Arc::new(seccomp::filters_hex()?);
+        let stage = std::env::temp_dir().join("rlvr-sandbox-root");
+        std::fs::create_dir_all(&stage).map_err(|e| sandbox_err("stage directory", e))?;
+        let cap = if config.max_live == 0 {
+            std::thread::available_parallelism().map_or(2, |p| p.get())
+        } else {
+            config.max_live
+        };
         static CACHE: OnceLock<ProbeCache> = OnceLock::new();
         let cache = CACHE.get_or_init(|| Mutex::new(Vec::new()));
         let mut guard = cache.lock().map_err(|_| Error::Sandbox {
             reason: "probe cache poisoned".into(),
         })?;
-        let found = match guard.iter().find(|(k, _)| *k == config.python) {
-            Some((_, r)) => r.clone(),
+        let (probed, root) = match guard.iter().find(|(k, _)| *k == config.python) {
+            Some((_, r)) => {
+                let p = r.clone().map_err(|reason| Error::Sandbox { reason })?;
+                let root = root_spec(&p.python, &p.flags);
+                (p, root)
+            }
             None => {
-                let r = probe(config);
-                guard.push((config.python.clone(), r.clone()));
-                r
+                let r = probe(config, &filters, &stage);
+                guard.push((config.python.clone(), r.clone().map(|x| x.0)));
+                r.map_err(|reason| Error::Sandbox { reason })?
             }
         };
-        let (python, isolation) = found.map_err(|reason| Error::Sandbox { reason })?;
+        drop(guard);
+        let missing = probed.isolation.missing(&config.require);
+        if !missing.is_empty() && !config.allow_weak_sandbox {
+            let names: Vec<&str> = missing.iter().map(|l| l.name()).collect();
+            return Err(Error::Sandbox {
+                reason: format!(
+                    "isolation below the required level: missing {} (achieved: {}). Stronger \
+                     levels failed with: {}. Set `allow_weak_sandbox = true` under \
+                     [verifier.sandbox] to run anyway, or lower `require`",
+                    names.join(", "),
+                    probed.isolation.describe(),
+                    if probed.failures.is_empty() {
+                        "(not tried: this host offers no such layer)".to_string()
+                    } else {
+                        probed.failures.join("; ")
+                    }
+                ),
+            });
+        }
         Ok(Sandbox {
             config: config.clone(),
-            python,
-            isolation,
+            probed,
+            root: Arc::new(root),
+            filters,
+            stage: Arc::new(stage),
+            live: Arc::new(Live {
+                count: Mutex::new(0),
+                freed: Condvar::new(),
+                cap,
+            }),
         })
     }
 
-    /// The isolation layers in force.
+    /// The isolation layers in force (log this: it is the level training actually ran under).
     pub fn isolation(&self) -> Isolation {
-        self.isolation
+        self.probed.isolation
     }
 
     /// The interpreter used.
     pub fn python(&self) -> &Path {
-        &self.python
+        &self.probed.python
     }
 
-    /// Runs `python <args>` in a fresh directory with `stdin` fed to it, killed after `timeout`.
+    /// The most checks this sandbox runs at once.
+    pub fn max_live(&self) -> usize {
+        self.live.cap
+    }
+
+    /// Checks running right now.
+    pub fn live(&self) -> usize {
+        self.live.current()
+    }
+
+    /// Runs `source` as `__main__` in the candidate's sandbox (all OS layers, seccomp included,
+    /// but no checker), with `stdin` fed to it, killed after `timeout`.
     ///
     /// # Errors
     /// [`Error::Sandbox`] when the process cannot be started (never for what the program does).
-    pub fn run(&self, args: &[&str], stdin: &[u8], timeout: Duration) -> Result<RunOutput> {
-        run_with(
-            &self.python,
-            self.isolation,
+    pub fn run(&self, source: &str, stdin: &[u8], timeout: Duration) -> Result<RunOutput> {
+        let _slot = self.live.acquire();
+        run_raw(
+            &self.probed,
+            &self.root,
+            &self.filters,
+            &self.stage,
             &self.config,
-            args,
+            source,
             stdin,
+            timeout,
+        )
+    }
+
+    /// Runs the trusted checker on `spec` (a JSON job with the nonce, program and tests) against
+    /// the program in the candidate's sandbox; both are killed after `timeout`.
+    ///
+    /// # Errors
+    /// [`Error::Sandbox`] when a process cannot be started (never for what the program does).
+    pub fn check(&self, spec: &[u8], timeout: Duration) -> Result<CheckOutput> {
+        let _slot = self.live.acquire();
+        run_check(
+            &self.probed,
+            &self.root,
+            &self.filters,
+            &self.stage,
+            &self.config,
+            spec,
             timeout,
         )
     }
 }
 
-fn sandbox_err(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Sandbox {
-        reason: format!("{what}: {e}"),
-    }
+/// The interpreter's real path, base prefix and whether it takes `-P`.
+fn resolve(python: &Path) -> Option<(PathBuf, PathBuf, bool)> {
+    let out = Command::new(python)
+        .args([
+            "-I",
+            "-S",
+            "-c",
+            "import sys, os; print(os.path.realpath(sys.executable)); print(sys.base_prefix); print(sys.version_info >= (3, 11))",
+        ])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let mut lines = text.lines();
+    let exe = PathBuf::from(lines.next()?.trim());
+    let prefix = PathBuf::from(lines.next()?.trim());
+    let dash_p = lines.next()?.trim() == "True";
+    exe.is_file().then_some((exe, prefix, dash_p))
 }
 
-/// Tries interpreters × isolation levels, strongest isolation first.
-fn probe(config: &SandboxConfig) -> std::result::Result<(PathBuf, Isolation), String> {
+fn root_spec(python: &Path, _flags: &[&str]) -> RootSpec {
+    let mut dirs = Vec::new();
+    let mut links = Vec::new();
+    for top in [
+        "/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
+    ] {
+        let p = Path::new(top);
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                if let Ok(t) = std::fs::read_link(p) {
+                    links.push((t, p.to_path_buf()));
+                }
+            }
+            Ok(m) if m.is_dir() => dirs.push(p.to_path_buf()),
+            _ => {}
+        }
+    }
+    if let Some((exe, prefix, _)) = resolve(python) {
+        for extra in [
+            prefix,
+            exe.parent().map(Path::to_path_buf).unwrap_or_default(),
+        ] {
+            let covered = dirs.iter().any(|d| extra.starts_with(d))
+                || links.iter().any(|(_, l)| extra.starts_with(l));
+            if !covered && extra.is_absolute() && extra.is_dir() && extra != Path::new("/") {
+                dirs.push(extra);
+            }
+        }
+    }
+    let files = ["/etc/ld.so.cache", "/etc/localtime"]
+        .into_iter()
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .collect();
+    RootSpec { dirs, links, files }
+}
+
+/// Tries isolation levels × interpreters, strongest isolation first, each with a real check.
+fn probe(
+    config: &SandboxConfig,
+    filters: &str,
+    stage: &Path,
+) -> std::result::Result<(Probed, RootSpec), String> {
     let mut pythons = Vec::new();
-    let resolved = Command::new(&config.python)
+    let which = Command::new(&config.python)
         .args(["-c", "import sys; print(sys.executable)"])
         .stdin(Stdio::null())
         .stderr(Stdio::null())
@@ -229,17 +484,27 @@ fn probe(config: &SandboxConfig) -> std::result::Result<(PathBuf, Isolation), St
         .ok()
         .filter(|o| o.status.success())
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-    pythons.extend(resolved);
+    pythons.extend(which);
     if config.python.contains('/') {
         pythons.push(PathBuf::from(&config.python));
     }
-    // A root-only interpreter (e.g. under /root) cannot run as the throwaway uid; the system one
-    // usually can.
     for p in ["/usr/bin/python3", "/usr/local/bin/python3"] {
         pythons.push(PathBuf::from(p));
     }
     pythons.retain(|p| p.is_file());
     pythons.dedup();
+    let pythons: Vec<(PathBuf, Vec<&'static str>)> = pythons
+        .into_iter()
+        .filter_map(|p| {
+            let (_, _, dash_p) = resolve(&p)?;
+            let flags = if dash_p {
+                vec!["-s", "-S", "-P", "-B"]
+            } else {
+                vec!["-I", "-S", "-B"]
+            };
+            Some((p, flags))
+        })
+        .collect();
     if pythons.is_empty() {
         return Err(format!(
             "no Python interpreter found for `{}`",
@@ -248,169 +513,485 @@ fn probe(config: &SandboxConfig) -> std::result::Result<(PathBuf, Isolation), St
     }
     // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
-    let mut last = String::new();
+    let nonce = "0123456789abcdef";
+    let spec = serde_json::json!({
+        "nonce": nonce,
+        "program": "def f():\n    return [1, (2, 3.5), {'a': None}]\n",
+        "tests": ["assert f() == [1, (2, 3.5), {'a': None}]"],
+    })
+    .to_string();
+    let mut failures = Vec::new();
     for iso in Isolation::candidates(is_root) {
-        for py in &pythons {
-            match run_with(
-                py,
-                iso,
+        for (py, flags) in &pythons {
+            let root = root_spec(py, flags);
+            let probed = Probed {
+                python: py.clone(),
+                flags: flags.clone(),
+                isolation: iso,
+                failures: Vec::new(),
+            };
+            let r = run_check(
+                &probed,
+                &root,
+                filters,
+                stage,
                 config,
-                &["-c", "print('ok')"],
-                b"",
+                spec.as_bytes(),
                 Duration::from_secs(20),
-            ) {
-                Ok(out) if out.code == Some(0) && out.stdout.starts_with(b"ok") => {
-                    return Ok((py.clone(), iso));
-                }
+            );
+            match r {
                 Ok(out) => {
-                    last = format!(
-                        "{} under {}: exit {:?}, {}",
+                    let text = String::from_utf8_lossy(&out.channel).to_string();
+                    let want_seccomp = if iso.seccomp { "2" } else { "" };
+                    let hello_ok = text.lines().next().is_some_and(|l| {
+                        let f: Vec<&str> = l.split(' ').collect();
+                        f.len() == 4
+                            && f[0] == nonce
+                            && f[1] == "hello"
+                            && (!iso.seccomp || f[2] == want_seccomp)
+                            && (!iso.no_new_privs || f[3] == "1")
+                    });
+                    if hello_ok
+                        && text.contains(&format!("{nonce} test 0 1 ok"))
+                        && text.ends_with(&format!("{nonce} done\n"))
+                    {
+                        return Ok((Probed { failures, ..probed }, root));
+                    }
+                    failures.push(format!(
+                        "{} under [{}]: report {:?}, stderr {:?}",
                         py.display(),
                         iso.describe(),
-                        out.code,
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    );
+                        text.trim(),
+                        String::from_utf8_lossy(&out.program.stderr).trim()
+                    ));
                 }
-                Err(e) => last = format!("{} under {}: {e}", py.display(), iso.describe()),
+                Err(e) => {
+                    failures.push(format!("{} under [{}]: {e}", py.display(), iso.describe()))
+                }
             }
         }
     }
     Err(format!(
-        "no interpreter starts in the sandbox; last attempt: {last}"
+        "no interpreter starts in the sandbox: {}",
+        failures.join("; ")
     ))
 }
 
-fn run_with(
-    python: &Path,
-    isolation: Isolation,
-    config: &SandboxConfig,
-    args: &[&str],
-    stdin: &[u8],
-    timeout: Duration,
-) -> Result<RunOutput> {
-    static NEXT_UID: AtomicU32 = AtomicU32::new(0);
-    let uid = UID_BASE + NEXT_UID.fetch_add(1, Ordering::Relaxed) % UID_RANGE;
-    let dir = tempfile::Builder::new()
-        .prefix("rlvr-sandbox-")
-        .tempdir()
-        .map_err(|e| sandbox_err("temporary directory", e))?;
-    if isolation.drop_uid {
-        std::os::unix::fs::chown(dir.path(), Some(uid), Some(uid))
-            .map_err(|e| sandbox_err("chown of the working directory", e))?;
+fn cstr(s: impl AsRef<[u8]>) -> Result<CString> {
+    CString::new(s.as_ref().to_vec()).map_err(|e| sandbox_err("path", e))
+}
+
+fn under(stage: &Path, p: &Path) -> Result<CString> {
+    let rel = p.strip_prefix("/").unwrap_or(p);
+    cstr(stage.join(rel).as_os_str().as_encoded_bytes())
+}
+
+fn root_plan(spec: &RootSpec, stage: &Path, config: &SandboxConfig, uid: u32) -> Result<RootPlan> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let add_dir = |p: &Path, dirs: &mut Vec<PathBuf>| {
+        let mut acc = PathBuf::from("/");
+        for c in p.components().skip(1) {
+            acc.push(c);
+            if !dirs.contains(&acc) {
+                dirs.push(acc.clone());
+            }
+        }
+    };
+    for d in &spec.dirs {
+        add_dir(d, &mut dirs);
     }
+    for f in &spec.files {
+        if let Some(parent) = f.parent() {
+            add_dir(parent, &mut dirs);
+        }
+    }
+    for d in ["/dev", "/proc", "/work", "/.old"] {
+        add_dir(Path::new(d), &mut dirs);
+    }
+    let mut file_binds = Vec::new();
+    for f in &spec.files {
+        file_binds.push((cstr(f.as_os_str().as_encoded_bytes())?, under(stage, f)?));
+    }
+    for dev in ["/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"] {
+        if Path::new(dev).exists() {
+            file_binds.push((cstr(dev)?, under(stage, Path::new(dev))?));
+        }
+    }
+    Ok(RootPlan {
+        stage: cstr(stage.as_os_str().as_encoded_bytes())?,
+        tmpfs: cstr("tmpfs")?,
+        root_opts: cstr("size=256k,nr_inodes=512,mode=0755")?,
+        work_opts: cstr(format!(
+            "size={}m,nr_inodes={},mode=0700,uid={uid},gid={uid}",
+            config.work_dir_mb, config.work_dir_inodes
+        ))?,
+        proc_fs: cstr("proc")?,
+        dirs: dirs
+            .iter()
+            .map(|d| under(stage, d))
+            .collect::<Result<_>>()?,
+        links: spec
+            .links
+            .iter()
+            .map(|(t, l)| Ok((cstr(t.as_os_str().as_encoded_bytes())?, under(stage, l)?)))
+            .collect::<Result<_>>()?,
+        ro_binds: spec
+            .dirs
+            .iter()
+            .map(|d| Ok((cstr(d.as_os_str().as_encoded_bytes())?, under(stage, d)?)))
+            .collect::<Result<_>>()?,
+        file_binds,
+        work: under(stage, Path::new("/work"))?,
+        proc_dir: under(stage, Path::new("/proc"))?,
+        old: under(stage, Path::new("/.old"))?,
+        slash: cstr("/")?,
+        old_in_new: cstr("/.old")?,
+        work_in_new: cstr("/work")?,
+    })
+}
+
+/// A pipe whose ends sit above every descriptor number a child is given (≥ 10), close-on-exec.
+fn pipe() -> Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0i32; 2];
     // SAFETY: pipe2 writes two descriptors into the array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
         return Err(sandbox_err("pipe", std::io::Error::last_os_error()));
     }
-    // SAFETY: both descriptors were just created and are owned here.
-    let (chan_read, chan_write) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
-    let cstr = |s: &str| CString::new(s).map_err(|e| sandbox_err("path", e));
-    let tmp_mounts = ["/tmp", "/var/tmp", "/dev/shm"]
-        .into_iter()
-        .filter(|p| Path::new(p).is_dir())
-        .map(cstr)
-        .collect::<Result<Vec<_>>>()?;
-    let secs = timeout.as_secs_f64().ceil() as u64;
-    let plan = ChildPlan {
-        isolation,
-        limits: Limits {
-            cpu_s: secs + 1,
-            address_space: config.memory_mb << 20,
-            processes: config.max_processes,
-            file_size: config.max_file_mb << 20,
-            open_files: config.max_open_files,
-        },
-        uid,
-        channel_fd: fds[1],
-        tmp_mounts,
-        tmpfs: cstr("tmpfs")?,
-        tmpfs_opts: cstr("size=16k,mode=0555")?,
-        root: cstr("/")?,
-    };
-    let mut cmd = Command::new(python);
-    cmd.args(["-s", "-B"])
-        .args(args)
-        .current_dir(dir.path())
+    let mut out = Vec::new();
+    for fd in fds {
+        // SAFETY: fd was just created and is owned here; F_DUPFD_CLOEXEC returns a new one.
+        let high = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10) };
+        // SAFETY: closing the original, which nothing else holds.
+        unsafe { libc::close(fd) };
+        if high == -1 {
+            return Err(sandbox_err("pipe", std::io::Error::last_os_error()));
+        }
+        // SAFETY: `high` is a fresh descriptor owned by nobody else.
+        out.push(unsafe { OwnedFd::from_raw_fd(high) });
+    }
+    let w = out
+        .pop()
+        .ok_or_else(|| sandbox_err("pipe", "missing end"))?;
+    let r = out
+        .pop()
+        .ok_or_else(|| sandbox_err("pipe", "missing end"))?;
+    Ok((r, w))
+}
+
+fn next_uids() -> (u32, u32) {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let k = NEXT.fetch_add(1, Ordering::Relaxed) % (UID_RANGE / 2);
+    (UID_BASE + 2 * k, UID_BASE + 2 * k + 1)
+}
+
+/// A started process with its output being collected.
+struct Started {
+    pid: i32,
+    status: mpsc::Receiver<std::io::Result<ExitStatus>>,
+    stdout: Captured,
+    stderr: Captured,
+    done: mpsc::Receiver<()>,
+    pid_ns: bool,
+}
+
+/// Everything the candidate's process needs besides its arguments.
+struct Spawn<'a> {
+    python: &'a Path,
+    args: Vec<String>,
+    plan: ChildPlan,
+    home: String,
+    stdin: Option<Vec<u8>>,
+    cap: usize,
+}
+
+fn spawn(s: Spawn<'_>) -> Result<Started> {
+    let mut cmd = Command::new(s.python);
+    cmd.args(&s.args)
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", dir.path())
+        .env("HOME", &s.home)
+        .env("TMPDIR", &s.home)
         .env("LANG", "C.UTF-8")
         .env("PYTHONHASHSEED", "0")
         .env("PYTHONIOENCODING", "utf-8")
-        .stdin(Stdio::piped())
+        .stdin(if s.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let pid_ns = s.plan.isolation.pid_ns;
+    let plan = s.plan;
     // SAFETY: `enter` only makes async-signal-safe syscalls on data prepared above.
     unsafe {
         cmd.pre_exec(move || isolation::enter(&plan));
     }
-    let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| sandbox_err("spawn", e))?;
-    drop(chan_write);
-    let pgid = i32::try_from(child.id()).map_err(|e| sandbox_err("pid", e))?;
-
-    let cap = config.max_output_bytes;
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let stdout = reader(child.stdout.take(), cap, done_tx.clone());
-    let stderr = reader(child.stderr.take(), cap, done_tx.clone());
-    let channel = reader(Some(chan_read), 1 << 20, done_tx);
-    if let Some(mut w) = child.stdin.take() {
-        let input = stdin.to_vec();
+    let mut child: Child = cmd.spawn().map_err(|e| sandbox_err("spawn", e))?;
+    let pid = i32::try_from(child.id()).map_err(|e| sandbox_err("pid", e))?;
+    let (done_tx, done) = mpsc::channel::<()>();
+    let stdout = reader(child.stdout.take(), s.cap, done_tx.clone());
+    let stderr = reader(child.stderr.take(), s.cap, done_tx);
+    if let (Some(mut w), Some(input)) = (child.stdin.take(), s.stdin) {
         std::thread::spawn(move || {
             let _ = w.write_all(&input);
         });
     }
-    let (status_tx, status_rx) = mpsc::channel();
+    let (status_tx, status) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = status_tx.send(child.wait());
     });
-    let (status, timed_out) = match status_rx.recv_timeout(timeout) {
-        Ok(s) => (s, false),
-        Err(_) => {
-            // With a PID namespace, killing its init tears the namespace down and lets the
-            // subreaper above it collect every descendant before it exits; the process group
-            // is the fallback.
-            if isolation.pid_ns {
-                kill_children(pgid);
-            }
-            let status = match status_rx.recv_timeout(REAP_GRACE) {
-                Ok(s) => s,
-                Err(_) => {
-                    // SAFETY: signals the process group created by setsid in the child.
-                    unsafe { libc::killpg(pgid, libc::SIGKILL) };
-                    status_rx.recv().map_err(|e| sandbox_err("wait", e))?
-                }
-            };
-            (status, true)
-        }
-    };
-    // Stragglers in the group (without a PID namespace) go too.
-    // SAFETY: as above; ESRCH when the group is gone is fine.
-    unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    let status = status.map_err(|e| sandbox_err("wait", e))?;
-    let deadline = Instant::now() + DRAIN_GRACE;
-    for _ in 0..3 {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if done_rx.recv_timeout(left).is_err() {
-            break;
+    Ok(Started {
+        pid,
+        status,
+        stdout,
+        stderr,
+        done,
+        pid_ns,
+    })
+}
+
+impl Started {
+    /// SIGKILLs the program: with a PID namespace its init (which tears the namespace down;
+    /// the process above it then reaps it and exits), else the process group.
+    fn kill(&self) {
+        if self.pid_ns {
+            kill_children(self.pid);
+        } else {
+            // SAFETY: signals the process group created by setsid in the child.
+            unsafe { libc::killpg(self.pid, libc::SIGKILL) };
         }
     }
-    let wall = start.elapsed();
-    use std::os::unix::process::ExitStatusExt;
-    let (out, out_trunc) = take(&stdout);
-    let (err, err_trunc) = take(&stderr);
+
+    /// Waits for the exit (at most `limit`), kills on overrun; then collects the output.
+    fn finish(self, limit: Duration, start: Instant) -> RunOutput {
+        let (status, timed_out) = match self.status.recv_timeout(limit) {
+            Ok(s) => (s.ok(), false),
+            Err(_) => {
+                self.kill();
+                let s = match self.status.recv_timeout(REAP_GRACE) {
+                    Ok(s) => s.ok(),
+                    Err(_) => {
+                        // SAFETY: as in `kill`.
+                        unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+                        self.status.recv().ok().and_then(|s| s.ok())
+                    }
+                };
+                (s, true)
+            }
+        };
+        // Stragglers in the group go too (the process itself has been reaped by now).
+        // SAFETY: as above; ESRCH when the group is gone is fine.
+        unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+        let deadline = Instant::now() + DRAIN_GRACE;
+        for _ in 0..2 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if self.done.recv_timeout(left).is_err() {
+                break;
+            }
+        }
+        use std::os::unix::process::ExitStatusExt;
+        let (stdout, t1) = take(&self.stdout);
+        let (stderr, t2) = take(&self.stderr);
+        RunOutput {
+            code: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
+            timed_out,
+            stdout,
+            stderr,
+            truncated: t1 || t2,
+            wall: start.elapsed(),
+        }
+    }
+}
+
+/// The candidate's process: plan, arguments and (without a minimal root) a host work dir.
+fn program_spawn<'a>(
+    probed: &'a Probed,
+    root: &RootSpec,
+    filters: &str,
+    stage: &Path,
+    config: &SandboxConfig,
+    uid: u32,
+    timeout: Duration,
+    fds: Vec<(i32, i32)>,
+    extra: &[&str],
+) -> Result<(Spawn<'a>, Option<tempfile::TempDir>)> {
+    let iso = probed.isolation;
+    let mut host_dir = None;
+    let (root_plan, cwd, home) = if iso.minimal_root {
+        (
+            Some(root_plan(root, stage, config, uid)?),
+            None,
+            "/work".to_string(),
+        )
+    } else {
+        let dir = tempfile::Builder::new()
+            .prefix("rlvr-sandbox-")
+            .tempdir()
+            .map_err(|e| sandbox_err("temporary directory", e))?;
+        if iso.drop_uid {
+            std::os::unix::fs::chown(dir.path(), Some(uid), Some(uid))
+                .map_err(|e| sandbox_err("chown of the working directory", e))?;
+        }
+        let p = dir.path().to_string_lossy().to_string();
+        host_dir = Some(dir);
+        (None, Some(cstr(&p)?), p)
+    };
+    let plan = ChildPlan {
+        isolation: iso,
+        limits: limits(config, timeout, config.max_processes),
+        uid,
+        fds,
+        root: root_plan,
+        cwd,
+        cgroup_procs: None,
+    };
+    let mut args: Vec<String> = probed.flags.iter().map(|s| s.to_string()).collect();
+    args.push("-c".into());
+    args.push(RUNNER.into());
+    args.push(if iso.seccomp {
+        filters.to_string()
+    } else {
+        String::new()
+    });
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Ok((
+        Spawn {
+            python: &probed.python,
+            args,
+            plan,
+            home,
+            stdin: None,
+            cap: config.max_output_bytes,
+        },
+        host_dir,
+    ))
+}
+
+fn limits(config: &SandboxConfig, timeout: Duration, processes: u64) -> Limits {
+    Limits {
+        cpu_s: timeout.as_secs_f64().ceil() as u64 + 1,
+        address_space: config.memory_mb << 20,
+        processes,
+        file_size: config.max_file_mb << 20,
+        open_files: config.max_open_files,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_raw(
+    probed: &Probed,
+    root: &RootSpec,
+    filters: &str,
+    stage: &Path,
+    config: &SandboxConfig,
+    source: &str,
+    stdin: &[u8],
+    timeout: Duration,
+) -> Result<RunOutput> {
+    let (uid, _) = next_uids();
+    let (mut spawn_spec, host_dir) = program_spawn(
+        probed,
+        root,
+        filters,
+        stage,
+        config,
+        uid,
+        timeout,
+        Vec::new(),
+        &["raw", source],
+    )?;
+    spawn_spec.stdin = Some(stdin.to_vec());
+    let start = Instant::now();
+    let started = spawn(spawn_spec)?;
+    let out = started.finish(timeout, start);
+    drop(host_dir);
+    Ok(out)
+}
+
+fn run_check(
+    probed: &Probed,
+    root: &RootSpec,
+    filters: &str,
+    stage: &Path,
+    config: &SandboxConfig,
+    spec: &[u8],
+    timeout: Duration,
+) -> Result<CheckOutput> {
+    let (uid, checker_uid) = next_uids();
+    // Requests checker -> program, replies program -> checker, reports checker -> here.
+    let (req_r, req_w) = pipe()?;
+    let (rep_r, rep_w) = pipe()?;
+    let (rpt_r, rpt_w) = pipe()?;
+    let (program, host_dir) = program_spawn(
+        probed,
+        root,
+        filters,
+        stage,
+        config,
+        uid,
+        timeout,
+        vec![(req_r.as_raw_fd(), 3), (rep_w.as_raw_fd(), 4)],
+        &[],
+    )?;
+    let checker_iso = Isolation::with(if probed.isolation.drop_uid {
+        &[Layer::Uid, Layer::NoNewPrivs]
+    } else {
+        &[Layer::NoNewPrivs]
+    });
+    let checker = Spawn {
+        python: &probed.python,
+        args: probed
+            .flags
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["-c".to_string(), CHECKER.to_string()])
+            .collect(),
+        plan: ChildPlan {
+            isolation: checker_iso,
+            limits: limits(config, timeout, 4),
+            uid: checker_uid,
+            fds: vec![
+                (rep_r.as_raw_fd(), 3),
+                (req_w.as_raw_fd(), 4),
+                (rpt_w.as_raw_fd(), 5),
+            ],
+            root: None,
+            cwd: Some(cstr("/")?),
+            cgroup_procs: None,
+        },
+        home: "/".into(),
+        stdin: Some(spec.to_vec()),
+        cap: config.max_output_bytes,
+    };
+    let start = Instant::now();
+    let program = spawn(program)?;
+    let checker = match spawn(checker) {
+        Ok(c) => c,
+        Err(e) => {
+            program.kill();
+            return Err(e);
+        }
+    };
+    drop((req_r, req_w, rep_r, rep_w, rpt_w));
+    let (chan_tx, chan_done) = mpsc::channel();
+    // SAFETY: the read end is owned here and handed to the reader.
+    let channel = reader(Some(File::from(rpt_r)), 1 << 20, chan_tx);
+    let checker_out = checker.finish(timeout, start);
+    // The checker has reported (or was killed): the program's process has nothing left to do.
+    program.kill();
+    let left = timeout.saturating_sub(start.elapsed());
+    let program_out = program.finish(left, start);
+    let _ = chan_done.recv_timeout(DRAIN_GRACE);
+    drop(host_dir);
     let (chan, _) = take(&channel);
-    drop(dir);
-    Ok(RunOutput {
-        code: status.code(),
-        signal: status.signal(),
-        timed_out,
-        stdout: out,
-        stderr: err,
+    Ok(CheckOutput {
         channel: chan,
-        truncated: out_trunc || err_trunc,
-        wall,
+        timed_out: checker_out.timed_out,
+        program: program_out,
+        checker: checker_out,
+        wall: start.elapsed(),
     })
 }
 
