@@ -73,6 +73,9 @@ fn parse_inner(s: &str, depth: usize) -> Answer {
     {
         return parse_inner(rest, depth + 1);
     }
+    if let Some(interval) = inequality(s) {
+        return interval;
+    }
     let unions = split_top(s, "\\cup");
     if unions.len() > 1 {
         return Answer::Union(unions.iter().map(|p| parse_inner(p, depth + 1)).collect());
@@ -134,6 +137,94 @@ fn parse_inner(s: &str, depth: usize) -> Answer {
     match expr::parse(s) {
         Ok(e) => Answer::Expr(e),
         Err(_) => text(s),
+    }
+}
+
+/// Comparison operators, longest spelling first: (spelling, is `<`-like, is strict).
+const COMPARISONS: [(&str, bool, bool); 8] = [
+    ("\\leq", true, false),
+    ("\\geq", false, false),
+    ("\\le", true, false),
+    ("\\ge", false, false),
+    ("\\lt", true, true),
+    ("\\gt", false, true),
+    ("<", true, true),
+    (">", false, true),
+];
+
+/// `x > 2`, `x \leq 3`, `2 \leq x < 5`, `5 > x`: the interval of one variable they describe.
+fn inequality(s: &str) -> Option<Answer> {
+    if !s.contains(['<', '>'])
+        && !s.contains("\\le")
+        && !s.contains("\\ge")
+        && !s.contains("\\lt")
+        && !s.contains("\\gt")
+    {
+        return None;
+    }
+    // Split at top-level comparisons.
+    let (mut parts, mut ops) = (Vec::new(), Vec::new());
+    let (mut depth, mut start, mut k) = (0i32, 0usize, 0usize);
+    while k < s.len() {
+        let c = s.as_bytes()[k];
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        let hit = (depth == 0)
+            .then(|| COMPARISONS.iter().find(|(w, ..)| s[k..].starts_with(w)))
+            .flatten()
+            .filter(|(w, ..)| {
+                // `\left`, `\geqslant`-like longer commands are not these operators.
+                !(w.starts_with('\\')
+                    && s[k + w.len()..].starts_with(|ch: char| ch.is_ascii_alphabetic()))
+            });
+        if let Some((w, less, strict)) = hit {
+            parts.push(s[start..k].trim());
+            ops.push((*less, *strict));
+            k += w.len();
+            start = k;
+            continue;
+        }
+        k += 1;
+    }
+    parts.push(s[start..].trim());
+    let is_var = |p: &str| p.len() == 1 && p.chars().all(|c| c.is_ascii_alphabetic());
+    let inf = || Expr::Inf;
+    let neg_inf = || Expr::Neg(Box::new(Expr::Inf));
+    let interval = |lo, hi, lo_closed, hi_closed| Answer::Interval {
+        lo,
+        hi,
+        lo_closed,
+        hi_closed,
+    };
+    match (parts.as_slice(), ops.as_slice()) {
+        ([a, b], [(less, strict)]) => {
+            // `x < e` or `e < x`: `less` says which side is smaller.
+            let (var_left, e) = if is_var(a) && !is_var(b) {
+                (true, expr::parse(b).ok()?)
+            } else if is_var(b) && !is_var(a) {
+                (false, expr::parse(a).ok()?)
+            } else {
+                return None;
+            };
+            let upper = var_left == *less;
+            Some(if upper {
+                interval(neg_inf(), e, false, !strict)
+            } else {
+                interval(e, inf(), !strict, false)
+            })
+        }
+        ([a, x, b], [(l1, s1), (l2, s2)]) if is_var(x) && l1 == l2 => {
+            let (a, b) = (expr::parse(a).ok()?, expr::parse(b).ok()?);
+            Some(if *l1 {
+                interval(a, b, !s1, !s2)
+            } else {
+                interval(b, a, !s2, !s1)
+            })
+        }
+        _ => None,
     }
 }
 
@@ -239,6 +330,44 @@ mod tests {
             matches!(parse_answer("\\begin{pmatrix}-1&0\\\\0&-1\\end{pmatrix}"), Answer::Matrix(r) if r.len() == 2)
         );
         assert!(matches!(parse_answer("Evelyn"), Answer::Text(_)));
+        assert!(matches!(
+            parse_answer("x>2"),
+            Answer::Interval {
+                lo: Expr::Num(_),
+                hi: Expr::Inf,
+                lo_closed: false,
+                hi_closed: false,
+            }
+        ));
+        assert!(matches!(
+            parse_answer("x\\leq3"),
+            Answer::Interval {
+                lo: Expr::Neg(_),
+                lo_closed: false,
+                hi_closed: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_answer("2\\leq x<5"),
+            Answer::Interval {
+                lo_closed: true,
+                hi_closed: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_answer("5\\geq x>2"),
+            Answer::Interval {
+                lo_closed: false,
+                hi_closed: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_answer("x<y"),
+            Answer::Text(_) | Answer::Expr(_)
+        ));
         assert!(matches!(
             parse_answer("x\\in[-2,7]"),
             Answer::Interval {

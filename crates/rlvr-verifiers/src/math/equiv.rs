@@ -26,8 +26,14 @@ pub fn equivalent(a: &Answer, b: &Answer, tol: &Tolerance) -> bool {
     match (a, b) {
         (Expr(x), Expr(y)) => expr_equiv(x, y, tol),
         (Equation(l, r), Expr(e)) | (Expr(e), Equation(l, r)) => {
-            // `x = 3` answers "3": the variable side is the name of the value.
-            (is_var(l) && expr_equiv(r, e, tol)) || (is_var(r) && expr_equiv(l, e, tol))
+            // `x = 3` answers "3": the variable side is the name of the value. A worked
+            // equation without variables (`2 + 3 = 5`) answers its right side, if it holds.
+            (is_var(l) && expr_equiv(r, e, tol))
+                || (is_var(r) && expr_equiv(l, e, tol))
+                || (is_constant(l)
+                    && is_constant(r)
+                    && expr_equiv(l, r, tol)
+                    && expr_equiv(r, e, tol))
         }
         (Equation(l1, r1), Equation(l2, r2)) => {
             (expr_equiv(l1, l2, tol) && expr_equiv(r1, r2, tol))
@@ -87,6 +93,12 @@ pub fn equivalent(a: &Answer, b: &Answer, tol: &Tolerance) -> bool {
 
 fn is_var(e: &Expr) -> bool {
     matches!(e, Expr::Var(_))
+}
+
+fn is_constant(e: &Expr) -> bool {
+    let mut vars = BTreeSet::new();
+    e.vars(&mut vars);
+    vars.is_empty() && !e.is_infinite()
 }
 
 fn diff(l: &Expr, r: &Expr) -> Expr {

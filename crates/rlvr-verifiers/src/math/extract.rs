@@ -5,13 +5,19 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+use super::bare;
+
 /// What to take when a text has no explicit final-answer marker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fallback {
-    /// The last number in the text (the common lenient choice for GSM8K-style tasks).
+    /// A bare answer (see [`bare::bare_answer`]), else the last number in the text (the common
+    /// lenient choice for GSM8K-style tasks).
     #[default]
     LastNumber,
+    /// A bare answer (see [`bare::bare_answer`]), else nothing: prose without a final answer it ends
+    /// on is unparseable.
+    Bare,
     /// Nothing: a response without `\boxed{}`, `####` or "the answer is" is unparseable.
     None,
 }
@@ -26,6 +32,8 @@ pub enum Source {
     Hashes,
     /// "The answer is …" / "Answer: …".
     AnswerIs,
+    /// The whole response, or the math it ends on, read as one answer ([`bare::bare_answer`]).
+    Bare,
     /// The configured fallback (last number).
     LastNumber,
 }
@@ -45,10 +53,11 @@ static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
 /// The final answer of `text` and where it came from.
 ///
 /// Order: the last `\boxed{}`/`\fbox{}` (nested braces), then the last `#### …` line, then the
-/// last "the answer is …" (up to the end of its sentence or its first `$…$`), then `fallback`.
+/// last "the answer is …" (up to the end of its sentence or its first `$…$`), then `fallback`:
+/// a bare answer ([`bare::bare_answer`]) and, for [`Fallback::LastNumber`], the last number.
 pub fn extract(text: &str, fallback: Fallback) -> Option<(String, Source)> {
-    if let Some(b) = last_boxed(text) {
-        return Some((b.to_string(), Source::Boxed));
+    if let Some(b) = boxed_answer(text) {
+        return Some((b, Source::Boxed));
     }
     if let Some(c) = HASHES.captures_iter(text).last() {
         let s = c[1].trim();
@@ -62,13 +71,76 @@ pub fn extract(text: &str, fallback: Fallback) -> Option<(String, Source)> {
             return Some((s, Source::AnswerIs));
         }
     }
+    if fallback != Fallback::None
+        && let Some(b) = bare::bare_answer(text)
+    {
+        return Some((b, Source::Bare));
+    }
     match fallback {
         Fallback::LastNumber => NUMBER
             .find_iter(text)
             .last()
             .map(|m| (m.as_str().to_string(), Source::LastNumber)),
-        Fallback::None => None,
+        Fallback::Bare | Fallback::None => None,
     }
+}
+
+/// The last `\boxed{}` answer, or the list of boxes it ends when boxes are chained only by
+/// `,`/`or`/`and` (`$\boxed{3}$ or $\boxed{4}$` → `3, 4`: a hedge is several answers, which match
+/// only a list gold; `\boxed{3} but actually \boxed{4}` is a correction and reads `4`).
+fn boxed_answer(text: &str) -> Option<String> {
+    let mut rest = text;
+    let mut parts = Vec::new();
+    while parts.len() < 64 {
+        let Some((before, body, end)) = last_boxed_at(rest) else {
+            break;
+        };
+        // An earlier box joins the list only if nothing but a separator follows it.
+        if !parts.is_empty() && end != rest.len() {
+            break;
+        }
+        parts.push(body);
+        let mut prefix = before.trim_end().trim_end_matches('$').trim_end();
+        let mut joined = false;
+        for sep in [
+            ",",
+            " or",
+            " and",
+            "\\text{ or }",
+            "\\text{ and }",
+            "\\quad",
+        ] {
+            if let Some(p) = prefix.strip_suffix(sep) {
+                prefix = p.trim_end().trim_end_matches('$').trim_end();
+                joined = true;
+                break;
+            }
+        }
+        if !joined {
+            break;
+        }
+        rest = prefix;
+    }
+    if parts.len() <= 1 {
+        return last_boxed(text).map(str::to_string);
+    }
+    parts.reverse();
+    Some(parts.join(", "))
+}
+
+/// The text before the last `\boxed`/`\fbox` command, that box's braced body, and the byte
+/// offset just past its closing brace.
+fn last_boxed_at(text: &str) -> Option<(&str, &str, usize)> {
+    let start = [text.rfind("\\boxed"), text.rfind("\\fbox")]
+        .into_iter()
+        .flatten()
+        .max()?;
+    let body = last_boxed(&text[start..])?;
+    let offset = body.as_ptr() as usize - text.as_ptr() as usize;
+    let end = offset + body.len() + 1;
+    text.get(end - 1..end)
+        .filter(|c| *c == "}")
+        .map(|_| (&text[..start], &text[offset..end - 1], end))
 }
 
 /// The content of the last `\boxed{…}` or `\fbox{…}` in `text`, with nested and escaped braces
@@ -156,6 +228,12 @@ mod tests {
         use Source::*;
         check(r"so \boxed{\frac{1}{2}}.", Some((r"\frac{1}{2}", Boxed)));
         check(r"\boxed{1} then \boxed{\{1,2\}}", Some((r"\{1,2\}", Boxed)));
+        check(r"$\boxed{3}$ or $\boxed{4}$.", Some(("3, 4", Boxed)));
+        check(
+            r"\boxed{3}, \boxed{4} and \boxed{5}",
+            Some(("3, 4, 5", Boxed)),
+        );
+        check(r"\boxed{3} but actually \boxed{4}", Some(("4", Boxed)));
         check(r"\fbox{x^{2}}", Some(("x^{2}", Boxed)));
         check(r"\boxed 5 done", Some(("5", Boxed)));
         check("work\n#### 1,234\n", Some(("1,234", Hashes)));
@@ -168,7 +246,9 @@ mod tests {
         check("Answer: 3.5.", Some(("3.5", AnswerIs)));
         check("The answer is $\\$18.90$.", Some(("\\$18.90", AnswerIs)));
         check("the answer is **-56**", Some(("-56", AnswerIs)));
-        check("I got 12 apples and then 15", Some(("15", LastNumber)));
+        check("I got 12 apples and then 15 more", Some(("15", LastNumber)));
+        check("I got 12 apples and then 15", Some(("15", Bare)));
+        check(r"\frac{1}{2}", Some((r"\frac{1}{2}", Bare)));
         check("no digits here", None);
         check(r"\boxed{unclosed", None);
     }
@@ -176,5 +256,11 @@ mod tests {
     #[test]
     fn fallback_none_gives_nothing() {
         assert_eq!(extract("it is 12", Fallback::None), None);
+        assert_eq!(extract("10^3", Fallback::None), None);
+        assert_eq!(
+            extract("10^3", Fallback::Bare),
+            Some(("10^3".to_string(), Source::Bare))
+        );
+        assert_eq!(extract("it is 12 or so", Fallback::Bare), None);
     }
 }

@@ -1,6 +1,7 @@
 //! The math verifier: extract → normalize → parse → equivalence, one file per stage.
 
 pub mod answer;
+pub mod bare;
 pub mod equiv;
 pub mod expr;
 pub mod extract;
@@ -19,8 +20,9 @@ pub use extract::{Fallback, Source};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MathConfig {
-    /// What to take from a response without `\boxed{}`, `####` or "the answer is"
-    /// (default `last_number`, the lenient GSM8K convention).
+    /// What to take from a response without `\boxed{}`, `####` or "the answer is": `last_number`
+    /// (default: a bare answer, see [`bare::bare_answer`], else the last number, the lenient
+    /// GSM8K convention), `bare` (a bare answer only) or `none`.
     #[serde(default)]
     pub fallback: Fallback,
     /// Relative tolerance for inexact values (default 1e-6: radicals and π agree to ~1e-15, a
@@ -92,6 +94,8 @@ impl MathConfig {
 ///
 /// # Pipeline
 /// 1. [`extract::extract`] the response's answer (the gold too, when it is a full solution);
+///    a response that is nothing but its answer, or prose ending on one, is read whole
+///    ([`bare::bare_answer`]) before the last-number fallback;
 /// 2. [`normalize::normalize`] both; equal strings are correct at once (the hot path for integer
 ///    answers);
 /// 3. [`answer::parse_answer`] both into structures and compare with [`equiv::equivalent`]:

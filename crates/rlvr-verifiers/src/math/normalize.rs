@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// Words dropped when they follow a number or stand in `\text{}` next to one: units and currency.
-const UNIT_WORDS: &str = "degrees?|cm|mm|km|m|meters?|metres?|inch(?:es)?|in|feet|foot|ft|yards?|yd|miles?|units?|square|sq|cubic|cents?|dollars?|hours?|hrs?|minutes?|mins?|seconds?|secs?|days?|weeks?|months?|years?|pounds?|lbs?|kg|grams?|g|liters?|litres?|ml|mph|percent|points?|ways|people|students";
+pub(super) const UNIT_WORDS: &str = "degrees?|cm|mm|km|m|meters?|metres?|inch(?:es)?|in|feet|foot|ft|yards?|yd|miles?|units?|square|sq|cubic|cents?|dollars?|hours?|hrs?|minutes?|mins?|seconds?|secs?|days?|weeks?|months?|years?|pounds?|lbs?|kg|grams?|g|liters?|litres?|ml|mph|percent|points?|ways|people|students";
 
 /// Stand-in for `\\\\` while spacing commands are removed.
 const ROW_BREAK: &str = "\u{1}";
@@ -46,6 +46,13 @@ static MIXED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(-?)(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}$").expect("static regex"));
 static SUBSCRIPT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"_\{(\w+)\}").expect("static regex"));
+static OR_AND: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\s+(?:or|and)\s+|\s*\\text\{\s*(?:or|and)\s*\}\s*").expect("static regex")
+});
+static DIGIT_GROUPS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\d+(?:[ \t\n]+\d+)+").expect("static regex"));
+static REPEATING: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(\d*)\.(\d*)\\overline\s*\{(\d+)\}").expect("static regex"));
 static CHOICE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\(?([A-Ea-e])\)?$").expect("static regex"));
 
@@ -103,6 +110,13 @@ pub fn normalize(answer: &str) -> String {
         ("∞", "\\infty "),
         ("\\le ", "\\leq "),
         ("\\ge ", "\\geq "),
+        ("≤", "\\leq "),
+        ("≥", "\\geq "),
+        ("{,}", ","),
+        ("\\varnothing", "\\emptyset"),
+        ("\\mathbb{R}", "(-\\infty,\\infty)"),
+        ("\\{\\}", "\\emptyset"),
+        ("\\{ \\}", "\\emptyset"),
     ] {
         if s.contains(from) {
             s = s.replace(from, to);
@@ -127,6 +141,13 @@ pub fn normalize(answer: &str) -> String {
             .trim_end_matches("^{2}")
             .to_string();
     }
+    // `1 or -2`, `3 \text{ and } -1`: a list.
+    if s.contains("or") || s.contains("and") {
+        s = OR_AND.replace_all(&s, ", ").into_owned();
+    }
+    let s = s.trim();
+    // Markdown bold around the answer (`**42**`, or half of it left by the extraction).
+    let s = s.trim_start_matches("**").trim_end_matches("**");
     let mut s = s
         .trim()
         .trim_end_matches('.')
@@ -152,6 +173,27 @@ pub fn normalize(answer: &str) -> String {
         s = SQRT_SHORT.replace_all(&s, "\\sqrt{$1}").into_owned();
     }
     // `1, 234` is a list but `11,\! 111` (LaTeX thin-space-free separators) is a number.
+    // `1 234 567` is one number, `12 34` and `1 2 3` are lists.
+    if s.contains(char::is_whitespace) && DIGIT_GROUPS.is_match(&s) {
+        s = DIGIT_GROUPS
+            .replace_all(&s, |c: &regex::Captures<'_>| {
+                let groups: Vec<&str> = c[0].split_whitespace().collect();
+                let thousands = groups[0].len() <= 3 && groups[1..].iter().all(|g| g.len() == 3);
+                if thousands {
+                    groups.concat()
+                } else {
+                    groups.join(", ")
+                }
+            })
+            .into_owned();
+    }
+    if s.contains("\\overline") {
+        s = REPEATING
+            .replace_all(&s, |c: &regex::Captures<'_>| {
+                repeating_decimal(&c[1], &c[2], &c[3]).unwrap_or_else(|| c[0].to_string())
+            })
+            .into_owned();
+    }
     let spaced_list = s.contains(", ") && !answer.contains("\\!");
     s = squeeze_spaces(&s);
     if !spaced_list && THOUSANDS.is_match(&s) {
@@ -167,6 +209,30 @@ pub fn normalize(answer: &str) -> String {
         s = c[1].to_ascii_uppercase();
     }
     s.replace(ROW_BREAK, "\\\\")
+}
+
+/// `a.b\overline{c}` as an exact fraction `\frac{N}{D}` (`0.\overline{3}` → `\frac{3}{9}`);
+/// `None` when the digits are too many for `u128`.
+fn repeating_decimal(int: &str, fixed: &str, rep: &str) -> Option<String> {
+    if int.len() + fixed.len() + rep.len() > 30 {
+        return None;
+    }
+    let pow = |n: usize| 10u128.checked_pow(u32::try_from(n).ok()?);
+    let a: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let b: u128 = if fixed.is_empty() {
+        0
+    } else {
+        fixed.parse().ok()?
+    };
+    let c: u128 = rep.parse().ok()?;
+    let (k, m) = (pow(fixed.len())?, pow(rep.len())? - 1);
+    let num = a
+        .checked_mul(k)?
+        .checked_add(b)?
+        .checked_mul(m)?
+        .checked_add(c)?;
+    let den = k.checked_mul(m)?;
+    Some(format!("\\frac{{{num}}}{{{den}}}"))
 }
 
 /// Removes whitespace, except one space between a LaTeX command and a following letter
@@ -237,6 +303,18 @@ mod tests {
         check("2 pi", "2pi");
         check("\\$18.90", "18.90");
         check("\\cot x", "\\cot x");
+        check("1 234 567", "1234567");
+        check("12 34", "12,34");
+        check("1 2 3", "1,2,3");
+        check("1{,}000", "1000");
+        check("0.\\overline{3}", "\\frac{3}{9}");
+        check("0.1\\overline{6}", "\\frac{15}{90}");
+        check("1.\\overline{3}", "\\frac{12}{9}");
+        check("1 or -2", "1,-2");
+        check("3 \\text{ and } -1", "3,-1");
+        check("**42**", "42");
+        check("\\{\\}", "\\emptyset");
+        check("\\mathbb{R}", "(-\\infty,\\infty)");
         check("\\frac{\\cos x}{\\sin x}", "\\frac{\\cos x}{\\sin x}");
         check(
             "\\begin{pmatrix} 1 \\\\ \\frac{2}{3} \\end{pmatrix}",
