@@ -7,9 +7,17 @@
 //!
 //! Training lines also carry a `completion` for the supervised warm start, written like a
 //! stream of worked problems: the answer, then with probability [`CONTINUE_PROB`] per problem
-//! another solved problem after a `;` (`"132;7-9=-2"`), then the end of the text. A model
-//! warm-started on it has learned the arithmetic but not that a reply ends after its answer;
-//! the verifier's reward (the last number of the reply must equal the answer) teaches that.
+//! another solved problem after a `;` (`"132;7-9=-2"`), then the end of the text.
+//!
+//! The completions are a careless teacher's: on a problem whose column arithmetic needs a carry
+//! (addition) or a borrow (subtraction), the teacher forgets it with probability
+//! [`SLIP_PROB`] and writes an answer whose tens are off by one (`"37+45="` → `"72"`). A model
+//! warm-started on them learns the arithmetic *and* the slip: greedy, it is right on most
+//! problems without a carry and wrong on most with one, while sampling still finds the right
+//! answer often enough for group-relative advantages. The verifier knows only right from
+//! wrong; RL with its reward teaches the model to carry, which its demonstrations did not.
+//! The base accuracy is a property of the data (about the share of problems without a carry),
+//! not of where an unfinished warm start happened to stop.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -19,10 +27,14 @@ use anyhow::{Context, Result};
 
 /// Number of training problems.
 pub const TRAIN_SIZE: usize = 8_000;
-/// Probability that a completion continues with one more solved problem.
-pub const CONTINUE_PROB: f64 = 0.5;
+/// Probability that a completion continues with one more solved problem. Well below 1/2, so
+/// that a warm-started model ends its reply after the answer when decoding greedily: at 1/2
+/// the choice between `;` and the end of the text is a coin flip that summation order decides.
+pub const CONTINUE_PROB: f64 = 0.25;
 /// Most problems one completion continues with.
 pub const MAX_CONTINUATIONS: usize = 2;
+/// Probability that the teacher forgets the carry or borrow of a problem that needs one.
+pub const SLIP_PROB: f64 = 0.7;
 /// Number of held-out problems.
 pub const TEST_SIZE: usize = 500;
 /// Seed of the generator stream.
@@ -50,6 +62,44 @@ impl Problem {
         match self.op {
             '+' => self.a + self.b,
             _ => self.a - self.b,
+        }
+    }
+
+    /// Whether column arithmetic on the problem needs a carry (addition) or a borrow
+    /// (subtraction, of the smaller magnitude from the larger).
+    pub fn needs_carry(&self) -> bool {
+        match self.op {
+            '+' => self.a % 10 + self.b % 10 >= 10,
+            _ => {
+                let (hi, lo) = (self.a.max(self.b), self.a.min(self.b));
+                hi % 10 < lo % 10
+            }
+        }
+    }
+
+    /// The answer with the carry or borrow forgotten: its magnitude's tens off by one
+    /// (`37+45` → 72, `52-17` → 45, `17-52` → -45).
+    pub fn slipped_answer(&self) -> i64 {
+        match self.op {
+            '+' => self.a + self.b - 10,
+            _ => {
+                let magnitude = (self.a - self.b).abs() + 10;
+                if self.a >= self.b {
+                    magnitude
+                } else {
+                    -magnitude
+                }
+            }
+        }
+    }
+
+    /// The careless teacher's answer: [`Problem::slipped_answer`] with probability
+    /// [`SLIP_PROB`] when the problem needs a carry, else the exact answer.
+    fn teacher_answer(&self, rng: &mut SplitMix64) -> i64 {
+        if self.needs_carry() && (rng.below(1_000_000) as f64) < SLIP_PROB * 1e6 {
+            self.slipped_answer()
+        } else {
+            self.answer()
         }
     }
 }
@@ -116,13 +166,13 @@ pub fn to_jsonl(split: &str, problems: &[Problem], completions: bool) -> String 
             p.answer()
         );
         if completions {
-            let mut text = p.answer().to_string();
+            let mut text = p.teacher_answer(&mut rng).to_string();
             for k in 1..=MAX_CONTINUATIONS {
                 if (rng.below(1_000_000) as f64) >= CONTINUE_PROB * 1e6 {
                     break;
                 }
                 let next = problems[(i + k * 7919) % problems.len()];
-                let _ = write!(text, ";{}{}", next.prompt(), next.answer());
+                let _ = write!(text, ";{}{}", next.prompt(), next.teacher_answer(&mut rng));
             }
             let _ = write!(out, r#","completion":"{text}""#);
         }
@@ -180,10 +230,52 @@ mod tests {
     }
 
     #[test]
-    fn completions_start_with_the_answer_and_chain_solved_problems() {
-        let (train, _) = generate(500, 0, 3);
+    fn carries_and_slips_by_hand() {
+        let p = |a, op, b| Problem { a, op, b };
+        // (problem, needs a carry or borrow, answer with it forgotten), worked by hand.
+        for (problem, carry, slipped) in [
+            (p(37, '+', 45), true, 72),
+            (p(5, '+', 8), true, 3),
+            (p(31, '+', 45), false, 66),
+            (p(52, '-', 17), true, 45),
+            (p(17, '-', 52), true, -45),
+            (p(52, '-', 7), true, 55),
+            (p(3, '-', 18), false, -25),
+            (p(58, '-', 23), false, 45),
+        ] {
+            assert_eq!(problem.needs_carry(), carry, "{problem:?}");
+            if carry {
+                assert_eq!(problem.slipped_answer(), slipped, "{problem:?}");
+            }
+        }
+    }
+
+    /// Parses `"a+b"` or `"a-b"` (operands are non-negative).
+    fn parse_problem(lhs: &str) -> Problem {
+        // The operator is the first '+' or '-' after the first character.
+        let at = 1 + lhs[1..].find(['+', '-']).unwrap();
+        Problem {
+            a: lhs[..at].parse().unwrap(),
+            op: lhs[at..=at].chars().next().unwrap(),
+            b: lhs[at + 1..].parse().unwrap(),
+        }
+    }
+
+    #[test]
+    fn completions_are_the_careless_teachers_worked_problems() {
+        let (train, _) = generate(2_000, 0, 3);
         let text = to_jsonl("train", &train, true);
-        let mut continued = 0;
+        let (mut continued, mut carries, mut slips) = (0, 0, 0);
+        let mut check = |p: &Problem, written: i64| {
+            if p.needs_carry() {
+                carries += 1;
+                if written == p.slipped_answer() {
+                    slips += 1;
+                    return;
+                }
+            }
+            assert_eq!(written, p.answer(), "{p:?}");
+        };
         for (line, p) in text.lines().zip(&train) {
             let completion = line
                 .split("\"completion\":\"")
@@ -191,20 +283,18 @@ mod tests {
                 .unwrap()
                 .trim_end_matches("\"}");
             let mut parts = completion.split(';');
-            assert_eq!(parts.next().unwrap(), p.answer().to_string());
+            check(p, parts.next().unwrap().parse().unwrap());
             for extra in parts {
                 continued += 1;
                 let (lhs, rhs) = extra.split_once('=').unwrap();
-                // The operator is the first '+' or '-' after the first character.
-                let at = 1 + lhs[1..].find(['+', '-']).unwrap();
-                let (a, b): (i64, i64) =
-                    (lhs[..at].parse().unwrap(), lhs[at + 1..].parse().unwrap());
-                let expected = if &lhs[at..=at] == "+" { a + b } else { a - b };
-                assert_eq!(rhs.parse::<i64>().unwrap(), expected);
+                check(&parse_problem(lhs), rhs.parse().unwrap());
             }
         }
-        // E[continuations per line] = 0.5 + 0.25 = 0.75.
-        assert!((300..450).contains(&continued), "{continued}");
+        // E[continuations per line] = 0.25 + 0.0625 = 0.3125, 625 expected in 2,000 lines.
+        assert!((550..700).contains(&continued), "{continued}");
+        // Slips on carries: SLIP_PROB = 0.7 (binomial sd < 0.02 at ~1,500 carries).
+        let rate = f64::from(slips) / f64::from(carries);
+        assert!((0.65..0.75).contains(&rate), "{slips}/{carries}");
     }
 
     /// The committed files are exactly what the generator writes, so they can always be rebuilt.

@@ -76,8 +76,17 @@ fn rlvr(sub: &str, rest: &[String]) -> Result<()> {
     release_bin("rlvr-train", "rlvr", &[sub], rest)
 }
 
-/// Runs `cargo run --release -p <package> --bin <bin> -- <args> <rest>`.
+/// Builds `<package>`'s `<bin>` in release mode with cargo's progress shown (the first build
+/// of burn takes several minutes), then runs it with `<args> <rest>`.
 fn release_bin(package: &str, bin: &str, args: &[&str], rest: &[String]) -> Result<()> {
+    eprintln!("xtask: building `{bin}` (release; the first build takes several minutes)");
+    let build = cargo()
+        .args(["build", "--release", "-p", package, "--bin", bin])
+        .status()
+        .context("could not start cargo")?;
+    if !build.success() {
+        bail!("building {bin} failed ({build})");
+    }
     let status = cargo()
         .args([
             "run",

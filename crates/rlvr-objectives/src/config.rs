@@ -124,10 +124,10 @@ impl ObjectiveConfig {
     }
 
     /// Whether the trainer should replace the reference by the current policy after
-    /// `completed_steps` steps (OWPO's ratchet; always false for the other objectives).
-    pub fn reference_update_due(&self, completed_steps: usize) -> bool {
+    /// `optimizer_steps` optimizer steps (OWPO's ratchet; always false for the other objectives).
+    pub fn reference_update_due(&self, optimizer_steps: usize) -> bool {
         match self {
-            Self::Owpo(c) => c.reference_update_due(completed_steps),
+            Self::Owpo(c) => c.reference_update_due(optimizer_steps),
             _ => false,
         }
     }

@@ -1,12 +1,41 @@
-//! Packing samples into right-padded `[B, T]` tensors for scoring and the loss.
+//! A sampled response ([`Sample`]) and the packing of samples into right-padded `[B, T]`
+//! tensors for scoring and the loss.
 //!
 //! Row b is `prompt ++ response ++ pad`. `mask[b, t] = 1` exactly on the response tokens, so
 //! `logp[b, t]` (the log-prob of token t given the tokens before it) lines up with the sampler's
 //! log-probs, the advantages and the mask, position by position.
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
+use rlvr_models::FinishReason;
 
-use crate::rollout::Sample;
+/// One sampled response and what the update needs of it.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// Index of the example in the dataset.
+    pub example: usize,
+    /// Prompt token ids.
+    pub prompt: Vec<u32>,
+    /// Response token ids, including the stop token when it stopped.
+    pub response: Vec<u32>,
+    /// Log-probs of the response tokens under the policy that generated them, at the rollout
+    /// temperature: log softmax(logits / T) (the trained policy is the temperature-scaled one).
+    pub old_logp: Vec<f32>,
+    /// Why sampling stopped.
+    pub finish: FinishReason,
+    /// The decoded response (special tokens removed).
+    pub text: String,
+    /// Verifier reward, filled by the verify stage.
+    pub reward: f32,
+    /// Whether the verifier judged the response correct, filled by the verify stage.
+    pub passed: bool,
+    /// The answer the verifier extracted, if any (EDAS compares wrong answers by it).
+    pub extracted: Option<String>,
+    /// Advantage, filled by the advantage stage.
+    pub advantage: f32,
+    /// Per-token additions to `advantage`, one per response token (SRaR's step offsets); empty
+    /// when no stage sets them.
+    pub token_offsets: Vec<f32>,
+}
 
 /// A right-padded batch.
 #[derive(Debug, Clone)]
@@ -15,8 +44,10 @@ pub struct PackedBatch {
     pub ids: Tensor<2, Int>,
     /// 1 on response tokens, 0 elsewhere `[B, T]`.
     pub mask: Tensor<2>,
-    /// Sampler log-probs on response tokens, 0 elsewhere `[B, T]`.
+    /// Log-probs of the generating policy on response tokens, 0 elsewhere `[B, T]`.
     pub old_logp: Tensor<2>,
+    /// Log-probs of the sampler (after top-k / top-p) on response tokens, 0 elsewhere `[B, T]`.
+    pub sampler_logp: Tensor<2>,
     /// The sequence's advantage plus its per-token offset (SRaR) on its response tokens, 0
     /// elsewhere `[B, T]`.
     pub advantages: Tensor<2>,
@@ -24,8 +55,32 @@ pub struct PackedBatch {
     pub lengths: Vec<usize>,
 }
 
-/// Packs `samples[i]` for `i` in `rows`.
+/// Packs `samples[i]` for `i` in `rows`; the sampler's log-probs are the policy's
+/// (`sampler_logp` = `old_logp`).
 pub fn pack(samples: &[Sample], rows: &[usize], pad_id: u32, device: &Device) -> PackedBatch {
+    pack_with_sampler(samples, None, rows, pad_id, device)
+}
+
+/// [`pack`] with the sampler's own log-probs: `sampler_logp[i]` per response token of
+/// `samples[i]` (the policy restricted to the top-k / top-p set, renormalized), `None` when
+/// sampling does not truncate and the sampler is the policy.
+///
+/// # Panics
+/// If `sampler_logp` is given and its length differs from `samples`'.
+pub fn pack_with_sampler(
+    samples: &[Sample],
+    sampler_logp: Option<&[Vec<f32>]>,
+    rows: &[usize],
+    pad_id: u32,
+    device: &Device,
+) -> PackedBatch {
+    if let Some(s) = sampler_logp {
+        assert_eq!(
+            s.len(),
+            samples.len(),
+            "one sampler log-prob row per sample"
+        );
+    }
     let width = rows
         .iter()
         .map(|&i| samples[i].prompt.len() + samples[i].response.len())
@@ -36,6 +91,7 @@ pub fn pack(samples: &[Sample], rows: &[usize], pad_id: u32, device: &Device) ->
     let mut ids = vec![pad_id as i64; b * width];
     let mut mask = vec![0f32; b * width];
     let mut old = vec![0f32; b * width];
+    let mut sampler = vec![0f32; b * width];
     let mut adv = vec![0f32; b * width];
     let mut lengths = Vec::with_capacity(b);
     for (r, &i) in rows.iter().enumerate() {
@@ -48,6 +104,7 @@ pub fn pack(samples: &[Sample], rows: &[usize], pad_id: u32, device: &Device) ->
             let t = row + s.prompt.len() + k;
             mask[t] = 1.0;
             old[t] = lp;
+            sampler[t] = sampler_logp.map_or(lp, |v| v[i][k]);
             adv[t] = s.advantage + s.token_offsets.get(k).copied().unwrap_or(0.0);
         }
         lengths.push(s.response.len());
@@ -57,6 +114,7 @@ pub fn pack(samples: &[Sample], rows: &[usize], pad_id: u32, device: &Device) ->
         ids: Tensor::from_data(TensorData::new(ids, shape), device),
         mask: Tensor::from_data(TensorData::new(mask, shape), device),
         old_logp: Tensor::from_data(TensorData::new(old, shape), device),
+        sampler_logp: Tensor::from_data(TensorData::new(sampler, shape), device),
         advantages: Tensor::from_data(TensorData::new(adv, shape), device),
         lengths,
     }
@@ -72,7 +130,7 @@ mod tests {
             old_logp: vec![-0.5; response.len()],
             prompt,
             response,
-            finish: rlvr_models::FinishReason::Stop,
+            finish: FinishReason::Stop,
             text: String::new(),
             reward: 0.0,
             passed: false,

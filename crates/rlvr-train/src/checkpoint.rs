@@ -2,7 +2,8 @@
 //!
 //! A checkpoint is a directory `checkpoints/step-NNNNNN/` holding the policy as a HuggingFace
 //! model directory (`config.json`, `model.safetensors`, `tokenizer.json`, ...), the optimizer
-//! state (`optimizer.bin`) and the trainer state (`trainer_state.json`). It is assembled in a
+//! state (`optimizer.bin`), the trainer state (`trainer_state.json`) and, when the run keeps a
+//! reference model, that model in `reference/`. It is assembled in a
 //! temporary sibling directory and renamed into place, and `checkpoints/latest` (a one-line file
 //! naming the newest checkpoint) is replaced the same way, so a run killed at any instant leaves
 //! either the previous checkpoint or the new one, never a half-written one.
@@ -20,6 +21,9 @@ pub struct TrainerState {
     pub step: usize,
     /// Position in the (seeded, per-epoch shuffled) training prompt stream.
     pub data_cursor: usize,
+    /// Optimizer steps applied so far (OWPO's ratchet counts them).
+    #[serde(default)]
+    pub optimizer_steps: usize,
     /// Updates skipped because the loss or a gradient was not finite.
     pub skipped_updates: usize,
     /// Held-out accuracy before training, once measured.

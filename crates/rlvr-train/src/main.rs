@@ -6,12 +6,15 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use burn::module::Module;
 use clap::{Parser, Subcommand};
-use rlvr_train::bundled::{base_policy, load_dir};
 use rlvr_train::data::load_jsonl;
-use rlvr_train::device::default_device;
 use rlvr_train::eval::{evaluate, summarize};
-use rlvr_train::rollout::{generation_config, render_prompt};
-use rlvr_train::{RunConfig, RunOptions, compare, diagnose, g2d, relex, train};
+use rlvr_train::model::bundled::{base_policy, load_dir};
+use rlvr_train::model::device::default_device;
+use rlvr_train::offline::{diagnose, g2d, relex};
+use rlvr_train::prompt::render_prompt;
+use rlvr_train::run::compare;
+use rlvr_train::step::rollout::generation_config;
+use rlvr_train::{RunConfig, RunOptions, train};
 
 #[derive(Parser)]
 #[command(

@@ -10,6 +10,14 @@ use crate::error::{Error, Result};
 /// Flat metrics of one step, e.g. `reward/mean`, `objective/clip_frac_high`, `time/rollout_s`.
 pub type Metrics = BTreeMap<String, f64>;
 
+/// The mean of `values` (0 when there are none), for metrics.
+pub fn mean(values: impl IntoIterator<Item = f64>) -> f64 {
+    let (sum, n) = values
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    sum / n.max(1) as f64
+}
+
 /// An append-only metrics file.
 pub struct MetricsLog {
     path: PathBuf,

@@ -14,12 +14,13 @@ use rand::seq::index::sample;
 use rlvr_models::{CausalLm, Tokenizer, token_logprobs};
 use rlvr_optim::OptimizerConfig;
 
+use crate::batch::Sample;
 use crate::batch::pack;
 use crate::config::{SftSection, kind_default};
 use crate::data::Example;
 use crate::error::{Error, Result};
 use crate::grad_norm::{clip_global_norm, global_norm};
-use crate::rollout::{Sample, pad_id, render_prompt};
+use crate::prompt::{pad_id, render_prompt};
 use crate::schedule::warmup_cosine;
 
 /// The supervised target text of an example.
@@ -146,9 +147,19 @@ pub fn train_sft(
             }
         }
         if bar.is_hidden() && (step + 1) % 100 == 0 {
-            eprintln!("sft step {}/{}: loss {loss_value:.4}", step + 1, cfg.steps);
+            let elapsed = start.elapsed().as_secs_f64();
+            let eta = elapsed / (step + 1) as f64 * (cfg.steps - step - 1) as f64;
+            eprintln!(
+                "sft step {}/{}: loss {loss_value:.4} ({elapsed:.0} s elapsed, about {eta:.0} s left)",
+                step + 1,
+                cfg.steps
+            );
         }
     }
-    bar.finish_with_message(format!("done in {:.0} s", start.elapsed().as_secs_f64()));
+    let done = format!("done in {:.0} s", start.elapsed().as_secs_f64());
+    if bar.is_hidden() {
+        eprintln!("sft {done}");
+    }
+    bar.finish_with_message(done);
     Ok(model)
 }

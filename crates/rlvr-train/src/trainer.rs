@@ -9,16 +9,21 @@ use burn::optim::GradientsParams;
 use burn::tensor::{Device, Int, Tensor};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
-use rlvr_models::{CausalLm, ModelConfig, Tokenizer, save_pretrained, token_logprobs};
-use rlvr_optim::RlvrOptimizer;
+use rlvr_models::{CausalLm, ModelConfig, Tokenizer, load_pretrained, save_pretrained};
+use rlvr_optim::{OptimizerConfig, RlvrOptimizer};
 use rlvr_verifiers::Verifier;
 
 use crate::checkpoint::{self, TrainerState};
 use crate::config::RunConfig;
 use crate::data::Example;
 use crate::error::{Error, Result};
-use crate::param_ids::with_path_ids;
-use crate::rollout::render_prompt;
+use crate::logprobs::policy_scores;
+use crate::model::param_ids::with_path_ids;
+use crate::prompt::render_prompt;
+
+/// The subdirectory of a checkpoint that holds the frozen reference model (a HuggingFace
+/// directory), present when the run keeps a reference.
+pub const REFERENCE_DIR: &str = "reference";
 
 /// Everything a run keeps between steps.
 pub struct Trainer {
@@ -46,6 +51,16 @@ pub struct Trainer {
 }
 
 impl Trainer {
+    /// How many parameters the matrix optimizer iterates per attention head (0 unless per-head
+    /// routing is on).
+    pub fn head_split_params(&self) -> usize {
+        self.optimizer
+            .routes()
+            .iter()
+            .filter(|r| matches!(r.target, rlvr_optim::Target::Matrix(Some(_))))
+            .count()
+    }
+
     /// Assembles a trainer around a policy on an autodiff device.
     pub fn new(
         config: RunConfig,
@@ -60,7 +75,7 @@ impl Trainer {
         // again by the next one (see param_ids.rs).
         let model = with_path_ids(model);
         let verifier: Arc<dyn Verifier> = Arc::from(config.verifier.build()?);
-        let optimizer = config.optimizer.init(&model)?;
+        let optimizer = resolve_heads(&config.optimizer, &model_config).init(&model)?;
         let keep_reference = config.train.reference_model || config.objective.needs_reference();
         let reference = keep_reference.then(|| model.valid());
         Ok(Self {
@@ -92,11 +107,22 @@ impl Trainer {
         self.model = Some(self.optimizer.step(lr, model, grads));
     }
 
-    /// Log-probs of the frozen reference model, when the run keeps one.
+    /// Log-probs of the frozen reference model at the rollout temperature, when the run keeps
+    /// one.
     pub fn reference_logp(&self, ids: &Tensor<2, Int>, mask: &Tensor<2>) -> Option<Tensor<2>> {
         let reference = self.reference.as_ref()?;
-        let inner = token_logprobs(reference, ids.clone().inner(), mask.clone().inner());
+        let inner = policy_scores(
+            reference,
+            ids.clone().inner(),
+            mask.clone().inner(),
+            self.config.rollout.temperature,
+        );
         Some(Tensor::from_inner(inner.logp))
+    }
+
+    /// Whether the run keeps a frozen reference model.
+    pub fn has_reference(&self) -> bool {
+        self.reference.is_some()
     }
 
     /// Replaces the reference model by the current policy (OWPO's ratchet).
@@ -136,12 +162,16 @@ impl Trainer {
         Ok(self.tokenizer.encode(&text)?)
     }
 
-    /// Writes a checkpoint (policy as an HF directory, optimizer state, trainer state).
+    /// Writes a checkpoint (policy as an HF directory, optimizer state, trainer state, and the
+    /// reference model in `reference/` when the run keeps one).
     pub fn save_checkpoint(&self, run_dir: &Path) -> Result<std::path::PathBuf> {
         let keep = self.config.checkpoint.keep;
         checkpoint::save(run_dir, self.state.step, keep, |dir| {
             save_pretrained(self.model(), &self.model_config, dir)?;
             self.tokenizer.save_to_dir(dir)?;
+            if let Some(reference) = &self.reference {
+                save_pretrained(reference, &self.model_config, &dir.join(REFERENCE_DIR))?;
+            }
             let bytes = self.optimizer.to_bytes()?;
             let path = dir.join("optimizer.bin");
             std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
@@ -149,13 +179,46 @@ impl Trainer {
         })
     }
 
-    /// Restores optimizer and trainer state from a checkpoint whose weights were already loaded.
+    /// Restores optimizer and trainer state, and the reference model when the run keeps one,
+    /// from a checkpoint whose policy weights were already loaded.
+    ///
+    /// # Errors
+    /// A missing or unreadable file, including a checkpoint without `reference/` for a run
+    /// that keeps a reference (the resumed policy is not the reference).
     pub fn restore(&mut self, checkpoint: &Path) -> Result<()> {
         let path = checkpoint.join("optimizer.bin");
         let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         self.optimizer.load_bytes(&bytes)?;
         self.state = checkpoint::read_state(checkpoint)?;
+        if self.reference.is_some() {
+            let dir = checkpoint.join(REFERENCE_DIR);
+            if !dir.join("model.safetensors").is_file() {
+                return Err(Error::Checkpoint(format!(
+                    "{} has no reference model, and this run keeps one (a KL term or OWPO): \
+                     resuming would silently replace the reference with the resumed policy",
+                    checkpoint.display()
+                )));
+            }
+            let (reference, _) = load_pretrained(&dir, &self.device)?;
+            self.reference = Some(reference.valid());
+        }
         Ok(())
+    }
+}
+
+/// The optimizer config with per-head routing resolved: `routing.per_head` with `num_heads =
+/// 0` (e.g. `optimizer.routing.per_head = {}`) takes the model's head counts.
+fn resolve_heads(config: &OptimizerConfig, model: &ModelConfig) -> OptimizerConfig {
+    let per_head = match config {
+        OptimizerConfig::Adamw(_) => None,
+        OptimizerConfig::Muon(c) => c.routing.per_head.as_ref(),
+        OptimizerConfig::Pion(c) => c.routing.per_head.as_ref(),
+    };
+    match per_head {
+        Some(p) if p.num_heads == 0 => config
+            .clone()
+            .with_attention_heads(model.num_attention_heads, model.num_kv_heads()),
+        _ => config.clone(),
     }
 }
 

@@ -1,17 +1,17 @@
-//! The verify stage: each sample's reference comes from its dataset line, the verifier scores
-//! all responses of a step in parallel, and a failure on one sample (timeout, crash) is that
-//! sample's zero reward, counted in the metrics; the run goes on.
+//! Verification (phase 2 of a step, and of evaluation): each sample's reference comes from its
+//! dataset line, the verifier scores all responses of a step in parallel, and a failure on one
+//! sample (timeout, crash) is that sample's zero reward, counted in the metrics; the run goes
+//! on.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use rlvr_verifiers::{Kind, Outcome, Reference, Verdict, Verifier, VerifierConfig, verify_batch};
 
+use crate::batch::Sample;
 use crate::data::Example;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
-use crate::rollout::Sample;
-use crate::trainer::Trainer;
 
 /// Per-item time limit of a verification.
 pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -41,11 +41,18 @@ pub fn verify_texts(
     verify_batch(Arc::clone(verifier), &items, VERIFY_TIMEOUT)
 }
 
-/// Scores a step's samples: sets `reward` on each, returns the rewards, and counts failures.
-pub fn score(tr: &Trainer, samples: &mut [Sample], m: &mut Metrics) -> Vec<f32> {
+/// Scores samples of `dataset` (`Sample::example` indexes it) with `verifier`: sets `reward`,
+/// `passed` and `extracted` on each, returns the rewards, and counts failures in `m`.
+pub fn score(
+    verifier: &Arc<dyn Verifier>,
+    config: &VerifierConfig,
+    dataset: &[Example],
+    samples: &mut [Sample],
+    m: &mut Metrics,
+) -> Vec<f32> {
     let refs: Vec<Option<Reference>> = samples
         .iter()
-        .map(|s| reference_of(&tr.config.verifier, &tr.train_set[s.example]).ok())
+        .map(|s| reference_of(config, &dataset[s.example]).ok())
         .collect();
     let texts: Vec<String> = samples.iter().map(|s| s.text.clone()).collect();
     let (mut idx, mut items) = (Vec::new(), Vec::new());
@@ -55,7 +62,7 @@ pub fn score(tr: &Trainer, samples: &mut [Sample], m: &mut Metrics) -> Vec<f32> 
             items.push((texts[i].clone(), r));
         }
     }
-    let verdicts = verify_batch(Arc::clone(&tr.verifier), &items, VERIFY_TIMEOUT);
+    let verdicts = verify_batch(Arc::clone(verifier), &items, VERIFY_TIMEOUT);
     let mut rewards = vec![0.0f32; samples.len()];
     let (mut errors, mut timeouts) = (samples.len() - idx.len(), 0usize);
     for (i, v) in idx.into_iter().zip(verdicts) {

@@ -3,14 +3,14 @@
 
 mod common;
 
-use rlvr_train::compare::compare;
+use rlvr_train::run::compare::compare;
 
 #[test]
 fn two_configs_two_seeds_make_one_table() {
     let dir = tempfile::tempdir().unwrap();
-    let (cache, out) = (dir.path().join("cache"), dir.path().join("out"));
+    let out = dir.path().join("out");
     // Both configs are the tiny run of the other loop tests, written out; b changes the objective.
-    let base = common::tiny_config(&dir.path().join("unused"), &cache, &[]).to_toml();
+    let base = common::tiny_config(&dir.path().join("unused"), &[]).to_toml();
     let a = dir.path().join("a.toml");
     let b = dir.path().join("b.toml");
     std::fs::write(&a, &base).unwrap();

@@ -10,11 +10,7 @@ use rlvr_train::metrics::read_metrics;
 fn a_few_steps_of_the_real_loop() {
     let tmp = tempfile::tempdir().unwrap();
     let run_dir = tmp.path().join("run");
-    let out = common::train_quiet(
-        &run_dir,
-        &tmp.path().join("cache"),
-        &["train.mini_batches=2"],
-    );
+    let out = common::train_quiet(&run_dir, &["train.mini_batches=2"]);
     assert_eq!(out.steps, 4);
     assert!(!out.interrupted);
     assert!((0.0..=1.0).contains(&out.base_accuracy) && (0.0..=1.0).contains(&out.final_accuracy));
@@ -65,11 +61,11 @@ fn advantage_shaping_stages_run_inside_the_loop() {
     // Dynamic sampling too: with the tiny model most groups are all-wrong, so it resamples.
     let extra = [
         "stages.edas={}",
-        "stages.avspo={}",
+        "stages.curve_rl={}",
         "train.steps=2",
         "rollout.dynamic_sampling=true",
     ];
-    let out = common::train_quiet(&run_dir, &tmp.path().join("cache"), &extra);
+    let out = common::train_quiet(&run_dir, &extra);
     assert_eq!(out.steps, 2);
     let history = read_metrics(&run_dir.join("metrics.jsonl")).unwrap();
     for (_, m) in &history {
@@ -79,10 +75,10 @@ fn advantage_shaping_stages_run_inside_the_loop() {
         );
     }
     let state = checkpoint::read_state(&checkpoint::latest(&run_dir).unwrap().unwrap()).unwrap();
-    // One application per rollout round: at least one per step (more when dynamic sampling resamples).
-    assert!(
-        state.shaping.step >= 2,
-        "the stages' state is checkpointed: {:?}",
+    // One application per step, however many rounds dynamic sampling drew.
+    assert_eq!(
+        state.shaping.step, 2,
+        "the stages' state advances once per step and is checkpointed: {:?}",
         state.shaping
     );
 }

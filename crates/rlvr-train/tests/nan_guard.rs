@@ -5,20 +5,16 @@ mod common;
 
 use burn::module::Module;
 use rlvr_models::{hf_tensors, token_logprobs};
-use rlvr_train::bundled::base_policy;
 use rlvr_train::data::load_jsonl;
-use rlvr_train::device::default_device;
-use rlvr_train::step::{Update, guarded_update};
+use rlvr_train::model::bundled::base_policy;
+use rlvr_train::model::device::default_device;
+use rlvr_train::step::update::{Update, guarded_update};
 use rlvr_train::trainer::Trainer;
 
 #[test]
 fn nan_loss_skips_the_update_and_leaves_weights_untouched() {
     let tmp = tempfile::tempdir().unwrap();
-    let config = common::tiny_config(
-        &tmp.path().join("run"),
-        &tmp.path().join("cache"),
-        &["sft.steps=2"],
-    );
+    let config = common::tiny_config(&tmp.path().join("run"), &[]);
     let device = default_device();
     let train_set = load_jsonl(&config.data.train).unwrap();
     let eval_set = load_jsonl(&config.data.eval).unwrap();

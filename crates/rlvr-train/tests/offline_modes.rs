@@ -7,19 +7,19 @@ use std::path::Path;
 
 use burn::module::Module;
 
-use rlvr_train::bundled::{base_policy, load_dir};
 use rlvr_train::data::load_jsonl;
-use rlvr_train::device::default_device;
-use rlvr_train::diagnose::{cosine, diagnose, prompt_gradient};
-use rlvr_train::g2d::{PreferencePair, collect, dpo, read_pairs};
-use rlvr_train::params::flatten;
-use rlvr_train::relex::relex;
-use rlvr_train::rollout::{generation_config, sample_groups};
+use rlvr_train::model::bundled::{base_policy, load_dir};
+use rlvr_train::model::device::default_device;
+use rlvr_train::offline::diagnose::{cosine, diagnose, prompt_gradient};
+use rlvr_train::offline::g2d::{PreferencePair, collect, dpo, read_pairs};
+use rlvr_train::offline::params::flatten;
+use rlvr_train::offline::relex::relex;
+use rlvr_train::step::rollout::{generation_config, sample_groups};
 use rlvr_train::trainer::Trainer;
 use rlvr_train::{Error, RunConfig};
 
 fn config(tmp: &Path, extra: &[&str]) -> RunConfig {
-    common::tiny_config(&tmp.join("run"), &tmp.join("cache"), extra)
+    common::tiny_config(&tmp.join("run"), extra)
 }
 
 /// One-digit sums (a + b < 10): a task the tiny model half-learns in a few SFT steps, so its
@@ -214,11 +214,7 @@ fn diagnose_gradients_and_report() {
 fn relex_writes_linear_extrapolations() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
-    common::train_quiet(
-        &run,
-        &tmp.path().join("cache"),
-        &["eval.every=0", "data.eval_limit=4"],
-    );
+    common::train_quiet(&run, &["eval.every=0", "data.eval_limit=4"]);
     let out = tmp.path().join("relex");
     let cfg = rlvr_objectives::shaping::RelexConfig::default();
     let o = relex(&run, None, &cfg, &[6, 8, 10], &out).unwrap();

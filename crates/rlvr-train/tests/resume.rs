@@ -13,18 +13,17 @@ const ENTROPY: &[&str] = &["objective.entropy_coef=0.05", "train.lr=1e-2"];
 #[test]
 fn interrupted_and_resumed_run_equals_uninterrupted_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let cache = tmp.path().join("cache");
     let quiet = RunOptions {
         quiet: true,
         ..Default::default()
     };
 
     let straight = tmp.path().join("straight");
-    train(common::tiny_config(&straight, &cache, ENTROPY), &quiet).unwrap();
+    train(common::tiny_config(&straight, ENTROPY), &quiet).unwrap();
 
     let resumed = tmp.path().join("resumed");
     let first = train(
-        common::tiny_config(&resumed, &cache, ENTROPY),
+        common::tiny_config(&resumed, ENTROPY),
         &RunOptions {
             stop_after: Some(2),
             ..quiet.clone()
@@ -34,7 +33,7 @@ fn interrupted_and_resumed_run_equals_uninterrupted_run() {
     assert!(first.interrupted);
     assert_eq!(first.steps, 2);
     let second = train(
-        common::tiny_config(&resumed, &cache, ENTROPY),
+        common::tiny_config(&resumed, ENTROPY),
         &RunOptions {
             resume: Some(resumed.clone()),
             ..quiet

@@ -33,11 +33,13 @@ fn sets(run_dir: &Path, cache: &Path, steps: usize) -> Vec<String> {
         "model.num_heads=2".into(),
         "model.num_kv_heads=1".into(),
         "model.intermediate_size=64".into(),
-        "sft.steps=20".into(),
+        "sft.steps=30".into(),
         "sft.batch_size=16".into(),
         "rollout.prompts_per_step=4".into(),
         "rollout.group_size=4".into(),
         "rollout.max_new_tokens=6".into(),
+        "objective.overlong_max_len=6".into(),
+        "objective.overlong_cache=2".into(),
         "eval.max_new_tokens=6".into(),
         // A large learning rate, so that a lost Adam state would change the weights visibly.
         "train.lr=1e-2".into(),
@@ -56,7 +58,7 @@ fn sets(run_dir: &Path, cache: &Path, steps: usize) -> Vec<String> {
 #[test]
 fn a_run_extended_in_a_new_process_equals_a_straight_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let cache = tmp.path().join("cache");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rlvr-train-warm-start");
     let straight = tmp.path().join("straight");
     let resumed = tmp.path().join("resumed");
     let train =

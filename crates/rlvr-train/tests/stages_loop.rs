@@ -6,22 +6,14 @@ mod common;
 
 use std::path::Path;
 
-use rlvr_train::metrics::{Metrics, read_metrics};
-
-fn history(run_dir: &Path) -> Vec<Metrics> {
-    read_metrics(&run_dir.join("metrics.jsonl"))
-        .unwrap()
-        .into_iter()
-        .map(|(_, m)| m)
-        .collect()
-}
+use common::history;
+use rlvr_train::metrics::Metrics;
 
 fn dgg_run(tmp: &Path, name: &str, threshold: &str) -> Vec<Metrics> {
     let run = tmp.join(name);
     let dgg = format!("stages.dgg={{ threshold = {threshold}, window = 2, max_reuse = 3 }}");
     common::train_quiet(
         &run,
-        &tmp.join("cache"),
         &[&dgg, "train.steps=3", "eval.every=0", "data.eval_limit=4"],
     );
     history(&run)
@@ -88,7 +80,6 @@ fn srar_run(tmp: &Path, with_rubric: bool) -> Vec<Metrics> {
     let train = format!("data.train=\"{}\"", data.display());
     common::train_quiet(
         &run,
-        &tmp.join("cache"),
         &[
             &train,
             "stages.srar={}",

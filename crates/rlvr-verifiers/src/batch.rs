@@ -7,10 +7,14 @@ use std::time::{Duration, Instant};
 
 use crate::{Outcome, Reference, Verdict, Verifier};
 
+/// Worker threads per logical CPU. A code check is two processes taking turns (the checker
+/// waits on the program and back), so one worker per CPU leaves CPUs idle; two keep them busy.
+const WORKERS_PER_CPU: usize = 2;
+
 /// How often the watcher looks for items that ran past their limit.
 const WATCH_TICK: Duration = Duration::from_millis(5);
 
-/// Scores `items` on `available_parallelism()` worker threads, each item limited to `timeout`.
+/// Scores `items` on two worker threads per logical CPU, each item limited to `timeout`.
 ///
 /// Pass [`crate::VerifierConfig::item_time_limit`] as `timeout`: for code that is the sandbox's
 /// wall-clock limit plus its kill grace, so a worker is only abandoned when its sandbox has
@@ -39,9 +43,8 @@ pub fn verify_batch(
         stop: AtomicBool::new(false),
     });
     let (tx, rx) = mpsc::channel::<(usize, Verdict)>();
-    let workers = std::thread::available_parallelism()
-        .map_or(2, |p| p.get())
-        .min(n);
+    let workers =
+        (WORKERS_PER_CPU * std::thread::available_parallelism().map_or(2, |p| p.get())).min(n);
     for _ in 0..workers {
         spawn_worker(&shared, &verifier, &tx);
     }

@@ -14,7 +14,8 @@ objective_config! {
     /// Mu-GRPO (Tian, Xie, Wei, "How Off-Policy Can GRPO Be?", arXiv 2605.17570).
     ///
     /// Training runs in a few large stages (rollouts once per stage, then many updates on
-    /// them; the stage schedule is the trainer's). Relaxed clipping keeps stale tokens' gradient,
+    /// them). The stage schedule is the trainer's (`train.stage_batches` in rlvr-train: batches
+    /// generated with one policy, then optimized through), not a knob of the loss. Relaxed clipping keeps stale tokens' gradient,
     /// and the **negative-advantage veto** drops the suffix of every Â < 0 response from its
     /// trigger: the first response token whose ratio to the generating policy exceeds
     /// `veto_threshold`. Values and the exact trigger are **[PROPOSED]** (spec §4).
@@ -26,15 +27,12 @@ objective_config! {
     ///
     /// # Knobs (defaults)
     /// ε_low 0.5, ε_high 1.0, `dual_clip_c` 3, `token_mean`, β = 0, τ = 2.0 (= 1 + ε_high),
-    /// trigger included, 4 stages ([PROPOSED]).
+    /// trigger included ([PROPOSED]).
     pub struct MuGrpoConfig {
         /// τ: a Â < 0 response is cut at its first token with ρ > τ [PROPOSED 2.0].
         pub veto_threshold: f32,
         /// Whether the trigger token itself is vetoed [PROPOSED true].
         pub veto_inclusive: bool,
-        /// Number of large stages the run is split into (the paper's headline: 4); the trainer
-        /// reads it through [`MuGrpoConfig::updates_per_stage`].
-        pub stages: usize,
     }
 }
 
@@ -48,15 +46,7 @@ impl Default for MuGrpoConfig {
             kl_coef: 0.0,
             ..PgKnobs::GRPO
         };
-        Self::from_common(base, 2.0, true, 4)
-    }
-}
-
-impl MuGrpoConfig {
-    /// Optimizer updates per stage when the run makes `total_updates` updates in `stages`
-    /// stages (the project page: 4096 updates in 4 stages, 1024 per stage).
-    pub fn updates_per_stage(&self, total_updates: usize) -> usize {
-        total_updates.div_ceil(self.stages.max(1))
+        Self::from_common(base, 2.0, true)
     }
 }
 
@@ -92,7 +82,6 @@ pub fn mu_grpo_loss(
         cfg.veto_threshold,
         "must be > 0",
     )?;
-    ensure(cfg.stages >= 1, "stages", cfg.stages, "must be >= 1")?;
     clipped_pg_loss(batch, &knobs, ctx, "mu_grpo", |p| {
         let keep = veto_keep(
             &p.weights,

@@ -14,8 +14,8 @@ objective_config! {
     /// The verifier fixes each token's gradient direction (sign Â); the reference only scales
     /// its magnitude through a positive stop-gradient weight: tokens where the policy lags the
     /// reference along Â are up-weighted (accelerated alignment), tokens where it leads are
-    /// down-weighted (gain locking). Every `reference_update_every` steps the trainer replaces
-    /// the reference by the current policy (the ratchet). The weight function is not given in
+    /// down-weighted (gain locking). Every `reference_update_every` optimizer steps the trainer
+    /// replaces the reference by the current policy (the ratchet, spec §3). The weight function is not given in
     /// any source reached: the form below is **[PROPOSED]** (spec §3).
     ///
     /// # Formula
@@ -31,8 +31,8 @@ objective_config! {
         pub weight_min: f32,
         /// Largest weight (accelerated alignment cap) [PROPOSED 2.0].
         pub weight_max: f32,
-        /// Ratchet period K: after every K completed steps the reference becomes the current
-        /// policy (0 = never) [PROPOSED 100].
+        /// Ratchet period K: after every K optimizer steps (mini-batch updates, not RL steps)
+        /// the reference becomes the current policy (0 = never) [PROPOSED 100].
         pub reference_update_every: usize,
     }
 }
@@ -51,7 +51,8 @@ impl OwpoConfig {
     }
 }
 
-/// The ratchet schedule: true after every `every` completed steps (never when `every` is 0).
+/// The ratchet schedule: true after every `every` completed optimizer steps (never when `every`
+/// is 0).
 pub fn reference_update_due(every: usize, completed_steps: usize) -> bool {
     every > 0 && completed_steps > 0 && completed_steps.is_multiple_of(every)
 }

@@ -89,8 +89,8 @@ pub enum CriterionKind {
         /// `maxItems`).
         schema: serde_json::Value,
     },
-    /// An LLM judge scores the response against a question, answering with a number in [0, 1]
-    /// (or yes/no).
+    /// An LLM judge scores the response against a question; it must answer exactly
+    /// `{"score": x}` with `x` in [0, 1] (anything else is an error, scored 0).
     LlmJudge {
         /// What the judge is asked about the response.
         question: String,
@@ -161,7 +161,8 @@ pub(super) fn score(
         }
         CriterionKind::LlmJudge { question } => {
             let judge = judge.ok_or("no [verifier.judge] configured")?;
-            let (score, said) = super::http::judge(judge, question, response)?;
+            let (score, said) =
+                super::http::judge(judge, question, response).map_err(|e| e.to_string())?;
             Ok((score, format!("judge said {said:?}")))
         }
     }

@@ -105,8 +105,9 @@ pub struct SandboxConfig {
     /// Bytes of stdout and of stderr kept (default 64 KiB each).
     #[serde(default = "default_output")]
     pub max_output_bytes: usize,
-    /// Checks running at once in one [`Sandbox`] (0 = the number of CPUs, the default). A run
-    /// waits for a free slot, so abandoned workers never add sandboxes beyond this.
+    /// Checks running at once in one [`Sandbox`] (0 = twice the number of CPUs, the default,
+    /// matching `verify_batch`'s workers). A run waits for a free slot, so abandoned workers
+    /// never add sandboxes beyond this.
     #[serde(default)]
     pub max_live: usize,
     /// Layers that must be in force, or [`Sandbox::new`] refuses (default: all but `cgroup`).
@@ -240,10 +241,50 @@ struct RootSpec {
     files: Vec<PathBuf>,
 }
 
+/// Starts a script compiled ahead of time: `argv[1]` is its marshalled code object in hex (made
+/// by the same interpreter in [`precompile`]), so no run pays for compiling the runner and the
+/// checker from source (about 6 ms of CPU per check).
+const BOOT: &str = "import marshal, sys; exec(marshal.loads(bytes.fromhex(sys.argv.pop(1))))";
+
+/// The runner and checker as the interpreter's marshalled code objects, hex-encoded; `None` for
+/// a script that could not be precompiled (it then runs from source).
+fn precompile(python: &Path, flags: &[&str]) -> (Option<String>, Option<String>) {
+    let one = |src: &str, name: &str| -> Option<String> {
+        let script = format!(
+            "import sys, marshal; sys.stdout.write(marshal.dumps(compile(sys.stdin.read(), '<{name}>', 'exec')).hex())"
+        );
+        let mut child = Command::new(python)
+            .args(flags)
+            .args(["-c", &script])
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        child.stdin.take()?.write_all(src.as_bytes()).ok()?;
+        let out = child.wait_with_output().ok()?;
+        let hex = String::from_utf8(out.stdout).ok()?;
+        // One argument may hold at most 128 KiB on Linux.
+        (out.status.success() && !hex.is_empty() && hex.len() < 120 << 10).then_some(hex)
+    };
+    (one(RUNNER, "rlvr-runner"), one(CHECKER, "rlvr-checker"))
+}
+
+/// `-c` arguments that start `source` (precompiled when `code` is there).
+fn script_args(source: &str, code: Option<&String>) -> Vec<String> {
+    match code {
+        Some(hex) => vec!["-c".into(), BOOT.into(), hex.clone()],
+        None => vec!["-c".into(), source.into()],
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 struct Probed {
     python: PathBuf,
     flags: Vec<&'static str>,
+    /// [`precompile`]d runner and checker.
+    code: Arc<(Option<String>, Option<String>)>,
     isolation: Isolation,
     /// Why each stronger level failed.
     failures: Vec<String>,
@@ -297,7 +338,7 @@ impl Sandbox {
         let stage = std::env::temp_dir().join("rlvr-sandbox-root");
         std::fs::create_dir_all(&stage).map_err(|e| sandbox_err("stage directory", e))?;
         let cap = if config.max_live == 0 {
-            std::thread::available_parallelism().map_or(2, |p| p.get())
+            2 * std::thread::available_parallelism().map_or(2, |p| p.get())
         } else {
             config.max_live
         };
@@ -493,7 +534,11 @@ fn probe(
     }
     pythons.retain(|p| p.is_file());
     pythons.dedup();
-    let pythons: Vec<(PathBuf, Vec<&'static str>)> = pythons
+    let pythons: Vec<(
+        PathBuf,
+        Vec<&'static str>,
+        Arc<(Option<String>, Option<String>)>,
+    )> = pythons
         .into_iter()
         .filter_map(|p| {
             let (_, _, dash_p) = resolve(&p)?;
@@ -502,7 +547,8 @@ fn probe(
             } else {
                 vec!["-I", "-S", "-B"]
             };
-            Some((p, flags))
+            let code = Arc::new(precompile(&p, &flags));
+            Some((p, flags, code))
         })
         .collect();
     if pythons.is_empty() {
@@ -522,11 +568,12 @@ fn probe(
     .to_string();
     let mut failures = Vec::new();
     for iso in Isolation::candidates(is_root) {
-        for (py, flags) in &pythons {
+        for (py, flags, code) in &pythons {
             let root = root_spec(py, flags);
             let probed = Probed {
                 python: py.clone(),
                 flags: flags.clone(),
+                code: Arc::clone(code),
                 isolation: iso,
                 failures: Vec::new(),
             };
@@ -848,8 +895,7 @@ fn program_spawn<'a>(
         cgroup_procs: None,
     };
     let mut args: Vec<String> = probed.flags.iter().map(|s| s.to_string()).collect();
-    args.push("-c".into());
-    args.push(RUNNER.into());
+    args.extend(script_args(RUNNER, probed.code.0.as_ref()));
     args.push(if iso.seccomp {
         filters.to_string()
     } else {
@@ -946,7 +992,7 @@ fn run_check(
             .flags
             .iter()
             .map(|s| s.to_string())
-            .chain(["-c".to_string(), CHECKER.to_string()])
+            .chain(script_args(CHECKER, probed.code.1.as_ref()))
             .collect(),
         plan: ChildPlan {
             isolation: checker_iso,

@@ -16,7 +16,7 @@ pub const UNK_ID: u32 = 2;
 /// The special tokens, in id order.
 pub const SPECIALS: [&str; 3] = ["<pad>", "<eos>", "<unk>"];
 /// The characters of the bundled arithmetic task (and a few more, so variants need no new vocab).
-pub const ALPHABET: &str = "0123456789+-*/=() .,:?ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+pub const ALPHABET: &str = "0123456789+-*/=() .,:?ABCDEFGHIJKLMNOPQRSTUVWXYZ;";
 
 /// The `tokenizer.json` text for `alphabet`.
 pub fn tokenizer_json(alphabet: &str) -> String {

@@ -4,6 +4,15 @@
 //! Every field has a default, so an empty file is a valid run: the bundled arithmetic task on a
 //! small model warm-started by supervised fine-tuning. `rlvr train --print-config` prints the
 //! effective configuration, and the run directory keeps a copy (`config.toml`).
+//!
+//! This module is a leaf of the crate: it imports nothing but the error type. Each component
+//! reads its own section (`rollout` reads `[rollout]`, the update `[train]`, ...); the section
+//! types are in `sections.rs`, every default value in `defaults.rs`, and the load-time checks
+//! (including the refusal of combinations that cannot work) in `validate.rs`.
+
+mod defaults;
+mod sections;
+mod validate;
 
 use std::path::{Path, PathBuf};
 
@@ -12,8 +21,12 @@ use rlvr_optim::OptimizerConfig;
 use rlvr_verifiers::VerifierConfig;
 use serde::{Deserialize, Serialize};
 
+pub use sections::{
+    CheckpointSection, DataSection, EvalSection, G2dSection, ModelSection, RolloutSection,
+    SftSection, TrainSection,
+};
+
 use crate::error::{Error, Result};
-pub use crate::g2d::G2dSection;
 
 /// The whole run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -51,238 +64,10 @@ pub struct RunConfig {
     pub g2d: G2dSection,
 }
 
-/// The policy model.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ModelSection {
-    /// A HuggingFace model directory (config.json, model.safetensors, tokenizer.json). Empty:
-    /// build the bundled small model and warm-start it with `[sft]` (cached by its config hash).
-    pub base: PathBuf,
-    /// Width of the bundled model (`hidden_size`).
-    pub hidden_size: usize,
-    /// Depth of the bundled model (`num_hidden_layers`).
-    pub num_layers: usize,
-    /// Attention heads of the bundled model.
-    pub num_heads: usize,
-    /// Key/value heads of the bundled model (grouped-query attention when below `num_heads`).
-    pub num_kv_heads: usize,
-    /// MLP width of the bundled model (`intermediate_size`).
-    pub intermediate_size: usize,
-}
-
-/// Supervised fine-tuning (the warm start of the bundled model, and `rlvr sft`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SftSection {
-    /// Optimizer steps.
-    pub steps: usize,
-    /// Examples per step.
-    pub batch_size: usize,
-    /// Peak AdamW learning rate (linear warm-up over the first 5% of steps, then cosine to 10%).
-    pub lr: f64,
-    /// Where warm-started models are cached; a model is reused when its config hash matches.
-    pub cache_dir: PathBuf,
-    /// Print greedy held-out accuracy (on up to 200 held-out prompts) every this many steps
-    /// (0 = never).
-    pub eval_every: usize,
-    /// Seed of the warm start (model init and SFT batches), separate from the run's `seed` so
-    /// that runs with different RL seeds share one cached warm start.
-    pub seed: u64,
-}
-
-/// Training and held-out data (JSONL; see `data.rs` for the line format).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DataSection {
-    /// Training prompts.
-    pub train: PathBuf,
-    /// Held-out prompts.
-    pub eval: PathBuf,
-    /// Use at most this many held-out prompts (0 = all).
-    pub eval_limit: usize,
-    /// Render prompts with the tokenizer's chat template (when it has one and a line has
-    /// `messages`, or always wrap `prompt` as a user message when this is true).
-    pub chat_template: bool,
-}
-
-/// Sampling of the responses.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RolloutSection {
-    /// Prompts per step.
-    pub prompts_per_step: usize,
-    /// Responses per prompt (G).
-    pub group_size: usize,
-    /// Longest response, in tokens.
-    pub max_new_tokens: usize,
-    /// Sampling temperature.
-    pub temperature: f32,
-    /// Nucleus sampling threshold (1 = off).
-    pub top_p: f32,
-    /// Top-k sampling (0 = off).
-    pub top_k: usize,
-    /// DAPO dynamic sampling: drop groups whose rewards are all equal and draw more prompts until
-    /// the batch is full, for at most `max_resample_rounds` extra rollouts.
-    pub dynamic_sampling: bool,
-    /// Cap on the extra rollouts of dynamic sampling per step.
-    pub max_resample_rounds: usize,
-}
-
-/// The RL update.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TrainSection {
-    /// RL steps (one rollout batch each, or one stage with `stage_batches` > 1).
-    pub steps: usize,
-    /// Learning rate (constant after `warmup_steps` of linear warm-up).
-    pub lr: f64,
-    /// Linear warm-up steps.
-    pub warmup_steps: usize,
-    /// Optimizer steps per batch per epoch (the batch is split into this many mini-batches).
-    pub mini_batches: usize,
-    /// Passes over each rollout batch (with `[stages.dgg]` on, its `max_reuse` replaces this and
-    /// DGG may stop the passes early).
-    pub epochs: usize,
-    /// Global gradient-norm clip (0 = off).
-    pub grad_clip: f64,
-    /// Mu-GRPO's few large stages: generate this many batches with one policy, then optimize
-    /// through them (1 = on-policy).
-    pub stage_batches: usize,
-    /// Keep a frozen reference model for a KL term (needed by objectives with a KL coefficient
-    /// and by OWPO).
-    pub reference_model: bool,
-}
-
-/// Held-out evaluation (greedy decoding).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EvalSection {
-    /// Evaluate every this many steps (0 = only before and after training).
-    pub every: usize,
-    /// Longest response during evaluation.
-    pub max_new_tokens: usize,
-    /// Prompts per generation batch.
-    pub batch_size: usize,
-}
-
-/// Checkpointing.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CheckpointSection {
-    /// Save every this many steps (0 = only at the end or on interruption).
-    pub every: usize,
-    /// Keep this many most recent checkpoints.
-    pub keep: usize,
-}
-
-impl Default for RunConfig {
-    fn default() -> Self {
-        Self {
-            seed: 0,
-            run_dir: PathBuf::new(),
-            model: ModelSection::default(),
-            sft: SftSection::default(),
-            data: DataSection::default(),
-            rollout: RolloutSection::default(),
-            train: TrainSection::default(),
-            eval: EvalSection::default(),
-            checkpoint: CheckpointSection::default(),
-            objective: kind_default("dapo"),
-            optimizer: kind_default("adamw"),
-            verifier: kind_default("math"),
-            stages: StagesConfig::default(),
-            g2d: G2dSection::default(),
-        }
-    }
-}
-
 /// A registry entry with all its fields at their defaults, e.g. `kind = "dapo"`.
 pub fn kind_default<T: serde::de::DeserializeOwned>(kind: &str) -> T {
     toml::from_str(&format!("kind = \"{kind}\""))
         .unwrap_or_else(|e| panic!("registry default `{kind}` must deserialize: {e}"))
-}
-
-impl Default for ModelSection {
-    fn default() -> Self {
-        Self {
-            base: PathBuf::new(),
-            hidden_size: 128,
-            num_layers: 4,
-            num_heads: 4,
-            num_kv_heads: 2,
-            intermediate_size: 384,
-        }
-    }
-}
-
-impl Default for SftSection {
-    fn default() -> Self {
-        Self {
-            steps: 1500,
-            batch_size: 64,
-            lr: 3e-3,
-            cache_dir: PathBuf::from("runs/cache"),
-            eval_every: 500,
-            seed: 0,
-        }
-    }
-}
-
-impl Default for DataSection {
-    fn default() -> Self {
-        Self {
-            train: PathBuf::from("datasets/arith/train.jsonl"),
-            eval: PathBuf::from("datasets/arith/test.jsonl"),
-            eval_limit: 0,
-            chat_template: false,
-        }
-    }
-}
-
-impl Default for RolloutSection {
-    fn default() -> Self {
-        Self {
-            prompts_per_step: 16,
-            group_size: 8,
-            max_new_tokens: 8,
-            temperature: 1.0,
-            top_p: 1.0,
-            top_k: 0,
-            dynamic_sampling: false,
-            max_resample_rounds: 2,
-        }
-    }
-}
-
-impl Default for TrainSection {
-    fn default() -> Self {
-        Self {
-            steps: 50,
-            lr: 3e-5,
-            warmup_steps: 5,
-            mini_batches: 1,
-            epochs: 1,
-            grad_clip: 1.0,
-            stage_batches: 1,
-            reference_model: false,
-        }
-    }
-}
-
-impl Default for EvalSection {
-    fn default() -> Self {
-        Self {
-            every: 25,
-            max_new_tokens: 8,
-            batch_size: 128,
-        }
-    }
-}
-
-impl Default for CheckpointSection {
-    fn default() -> Self {
-        Self { every: 25, keep: 2 }
-    }
 }
 
 impl RunConfig {
@@ -309,41 +94,6 @@ impl RunConfig {
         config.model.base = expand_home(&config.model.base);
         config.validate()?;
         Ok(config)
-    }
-
-    /// Checks the values that serde cannot.
-    pub fn validate(&self) -> Result<()> {
-        let bad = |what: &str| Err(Error::Config(what.to_string()));
-        if self.rollout.group_size < 2 {
-            return bad("rollout.group_size must be at least 2 (group-relative advantages)");
-        }
-        if self.rollout.prompts_per_step == 0 || self.train.mini_batches == 0 {
-            return bad("rollout.prompts_per_step and train.mini_batches must be positive");
-        }
-        if self.train.epochs == 0 || self.train.stage_batches == 0 {
-            return bad("train.epochs and train.stage_batches must be positive");
-        }
-        if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
-            return bad("train.lr must be a positive number");
-        }
-        self.stages
-            .validate()
-            .map_err(|e| Error::Config(format!("stages: {e}")))?;
-        if self.rollout.max_new_tokens == 0 {
-            return bad("rollout.max_new_tokens must be positive");
-        }
-        if self.g2d.epochs == 0 || self.g2d.batch_size == 0 {
-            return bad("g2d.epochs and g2d.batch_size must be positive");
-        }
-        if !(self.g2d.lr.is_finite() && self.g2d.lr > 0.0) {
-            return bad("g2d.lr must be a positive number");
-        }
-        self.g2d
-            .pairs()
-            .validate()
-            .and_then(|()| self.g2d.dpo().validate())
-            .map_err(|e| Error::Config(format!("g2d: {e}")))?;
-        Ok(())
     }
 
     /// The effective configuration as TOML.
@@ -487,6 +237,67 @@ mod tests {
     fn unknown_field_is_an_error_naming_it() {
         let err = RunConfig::load(None, &["train.lrr=0.5".to_string()]).unwrap_err();
         assert!(err.to_string().contains("lrr"), "{err}");
+    }
+
+    /// Combinations that would be accepted and then fail or do nothing in a run are refused
+    /// at load, and the message names the key.
+    #[test]
+    fn combinations_that_cannot_work_are_refused_naming_the_key() {
+        let refused = |sets: &[&str], key: &str| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let err = RunConfig::load(None, &sets).unwrap_err().to_string();
+            assert!(err.contains(key), "{sets:?}: {err}");
+        };
+        refused(&["stages.pow3r={}"], "stages.pow3r");
+        refused(
+            &["rollout.dynamic_sampling=true", "stages.avspo={}"],
+            "stages.avspo",
+        );
+        refused(&["objective.tis=\"truncate\""], "objective.tis");
+        refused(
+            &["objective.tis=\"mask\"", "rollout.top_p=0.9"],
+            "objective.tis_cap",
+        );
+        // The registry's DAPO window (20480/4096) at 8 new tokens.
+        refused(&["objective.kind=\"owpo\""], "objective.overlong_max_len");
+        refused(
+            &[
+                "objective.kind=\"grpo\"",
+                "objective.kl_coef=0",
+                "objective.kl_in_reward=true",
+            ],
+            "objective.kl_in_reward",
+        );
+        refused(&["rollout.temperature=0"], "rollout.temperature");
+        // The working neighbours of those combinations load.
+        for ok in [
+            &["objective.tis=\"truncate\"", "rollout.top_p=0.9"][..],
+            &[
+                "objective.tis=\"mask\"",
+                "objective.tis_cap=0.9",
+                "rollout.top_k=5",
+            ],
+            &[
+                "objective.kind=\"owpo\"",
+                "objective.overlong_max_len=8",
+                "objective.overlong_cache=2",
+            ],
+            &["rollout.dynamic_sampling=true", "stages.edas={}"],
+        ] {
+            let sets: Vec<String> = ok.iter().map(|s| s.to_string()).collect();
+            RunConfig::load(None, &sets).unwrap_or_else(|e| panic!("{ok:?}: {e}"));
+        }
+    }
+
+    /// The default DAPO overlong window lies inside the default response length, so the
+    /// penalty can fire.
+    #[test]
+    fn the_default_overlong_window_fits_the_default_response_length() {
+        let c = RunConfig::default();
+        let k = c.objective.common();
+        assert_eq!(k.overlong_max_len, c.rollout.max_new_tokens);
+        assert!(k.overlong_max_len - k.overlong_cache < c.rollout.max_new_tokens);
+        assert!(c.checkpoint.keep >= 3, "RELEX needs at least 3 checkpoints");
     }
 
     #[test]

@@ -5,11 +5,11 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::report::plot_series;
+use super::{RunOptions, train};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::metrics::read_metrics;
-use crate::report::plot_series;
-use crate::run::{RunOptions, train};
 
 /// One configuration's results over its seeds.
 #[derive(Debug, Clone, serde::Serialize)]

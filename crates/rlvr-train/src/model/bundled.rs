@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use burn::tensor::Device;
 use rlvr_models::{CausalLm, ModelConfig, Tokenizer, load_pretrained, save_pretrained};
 
-use crate::char_tokenizer::{
+use super::char_tokenizer::{
     ALPHABET, EOS_ID, PAD_ID, tokenizer_config_json, tokenizer_json, vocab_size,
 };
 use crate::config::RunConfig;
@@ -40,6 +40,11 @@ pub fn base_policy(
 ) -> Result<BasePolicy> {
     let dir = base_dir(config)?;
     if config.model.base.as_os_str().is_empty() {
+        // One warm start at a time in this process: runs started together (tests, `compare`)
+        // then share the first one's cached model instead of training it twice.
+        let _one = WARM_START
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if !dir.join("model.safetensors").exists() {
             eprintln!(
                 "warm start: supervised fine-tuning of the bundled model -> {}",
@@ -52,6 +57,9 @@ pub fn base_policy(
     }
     load_dir(&dir, device)
 }
+
+/// Serializes warm starts within a process (see [`base_policy`]).
+static WARM_START: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Where the warm-started bundled model of `config` is (or would be) cached.
 pub fn bundled_dir(config: &RunConfig) -> Result<PathBuf> {
@@ -147,7 +155,14 @@ fn warm_start(
         device,
     )?;
     save_pretrained(&model, &model_config, &tmp)?;
-    std::fs::rename(&tmp, dir).map_err(|e| Error::io(dir, e))
+    match std::fs::rename(&tmp, dir) {
+        Ok(()) => Ok(()),
+        // Another process cached the same warm start first: use that one.
+        Err(_) if dir.join("model.safetensors").exists() => {
+            std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))
+        }
+        Err(e) => Err(Error::io(dir, e)),
+    }
 }
 
 fn cache_key(config: &RunConfig) -> Result<u64> {

@@ -13,11 +13,15 @@ use rlvr_models::save_pretrained;
 use rlvr_objectives::shaping::{RelexConfig, relex_fit};
 use serde::Serialize;
 
-use crate::bundled::{base_dir, load_dir};
+use super::params::{flatten, replace};
 use crate::checkpoint::checkpoints_dir;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::params::{flatten, replace};
+use crate::model::bundled::{base_dir, load_dir};
+
+/// The fewest checkpoints RELEX extrapolates from: two points fit every line exactly, so a
+/// third is the first that the fit can miss.
+pub const MIN_CHECKPOINTS: usize = 3;
 
 /// What was written.
 #[derive(Debug, Clone, Serialize)]
@@ -62,9 +66,10 @@ pub fn relex(
     out: &Path,
 ) -> Result<RelexOutcome> {
     let ckpts = run_checkpoints(run_dir)?;
-    if ckpts.len() < 2 {
+    if ckpts.len() < MIN_CHECKPOINTS {
         return Err(Error::Checkpoint(format!(
-            "{}: RELEX needs at least 2 checkpoints, found {} (raise checkpoint.keep)",
+            "{}: RELEX fits a line per component through the checkpoints and needs at least \
+             {MIN_CHECKPOINTS}, found {} (two points fit any line exactly; raise checkpoint.keep)",
             run_dir.display(),
             ckpts.len()
         )));
@@ -102,7 +107,7 @@ pub fn relex(
             dir
         }
     };
-    let device = crate::device::default_device();
+    let device = crate::model::device::default_device();
     let theta0 = load_dir(&base_path, &device)?;
     let base_params = flatten(&theta0.model);
     let history: Vec<Vec<Vec<f32>>> = ckpts

@@ -15,63 +15,18 @@ use rlvr_models::{CausalLm, FinishReason, save_pretrained, token_logprobs};
 use rlvr_objectives::{Candidate, dpo_loss, select_pairs, sequence_logp};
 use serde::{Deserialize, Serialize};
 
-use crate::batch::pack;
-use crate::bundled::{base_policy, load_dir};
+use crate::batch::{Sample, pack};
 use crate::config::RunConfig;
 use crate::data::load_jsonl;
 use crate::error::{Error, Result};
 use crate::metrics::{Metrics, MetricsLog};
-use crate::rollout::{Sample, generation_config, pad_id, sample_groups, step_seed};
+use crate::model::bundled::{base_policy, load_dir};
+use crate::prompt::pad_id;
 use crate::run::greedy_accuracy;
-use crate::step::{Update, guarded_update};
+use crate::step::rollout::{generation_config, sample_groups, step_seed};
+use crate::step::update::{Update, guarded_update};
 use crate::trainer::Trainer;
 use crate::verify::score;
-
-/// G2D (methods-extra §12): the static preference set and the offline DPO that trains on it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct G2dSection {
-    /// The most (chosen, rejected) pairs per prompt.
-    pub pairs_per_prompt: usize,
-    /// Drop a pair whose longer response exceeds this many times the shorter one.
-    pub max_length_ratio: f64,
-    /// DPO's β.
-    pub beta: f64,
-    /// DPO learning rate (constant, AdamW unless `[optimizer]` says otherwise).
-    pub lr: f64,
-    /// Passes over the preference set.
-    pub epochs: usize,
-    /// Pairs per DPO update.
-    pub batch_size: usize,
-}
-
-impl Default for G2dSection {
-    fn default() -> Self {
-        Self {
-            pairs_per_prompt: 4,
-            max_length_ratio: 3.0,
-            beta: 0.1,
-            lr: 5e-7,
-            epochs: 1,
-            batch_size: 8,
-        }
-    }
-}
-
-impl G2dSection {
-    /// G2D's pair-selection knobs.
-    pub fn pairs(&self) -> rlvr_objectives::G2dConfig {
-        rlvr_objectives::G2dConfig {
-            pairs_per_prompt: self.pairs_per_prompt,
-            max_length_ratio: self.max_length_ratio,
-        }
-    }
-
-    /// DPO's knobs.
-    pub fn dpo(&self) -> rlvr_objectives::DpoConfig {
-        rlvr_objectives::DpoConfig { beta: self.beta }
-    }
-}
 
 /// One (chosen, rejected) pair of the preference set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,7 +64,7 @@ pub struct CollectStats {
 
 /// Builds the trainer around `model` (a HF directory) or the run's base policy.
 fn trainer(config: &RunConfig, model: Option<&Path>) -> Result<Trainer> {
-    let device = crate::device::default_device();
+    let device = crate::model::device::default_device();
     let train_set = load_jsonl(&config.data.train)?;
     let mut eval_set = load_jsonl(&config.data.eval)?;
     if config.data.eval_limit > 0 {
@@ -164,7 +119,13 @@ pub fn collect(
             step_seed(config.seed, b, 0x62d),
         )?;
         let mut m = Metrics::new();
-        score(&tr, &mut samples, &mut m);
+        score(
+            &tr.verifier,
+            &tr.config.verifier,
+            &tr.train_set,
+            &mut samples,
+            &mut m,
+        );
         for (k, group) in samples.chunks(g).enumerate() {
             stats.prompts += 1;
             let cands: Vec<Candidate> = group

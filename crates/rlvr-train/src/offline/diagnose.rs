@@ -21,14 +21,15 @@ use burn::module::Module;
 use burn::optim::GradientsParams;
 use serde::Serialize;
 
-use crate::batch::pack;
-use crate::bundled::load_dir;
+use super::params::flat_grads;
+use crate::batch::{Sample, pack};
 use crate::config::RunConfig;
 use crate::data::load_jsonl;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
-use crate::params::flat_grads;
-use crate::rollout::{Sample, generation_config, pad_id, sample_groups, step_seed};
+use crate::model::bundled::load_dir;
+use crate::prompt::pad_id;
+use crate::step::rollout::{generation_config, sample_groups, step_seed};
 use crate::trainer::Trainer;
 use crate::verify::score;
 
@@ -167,7 +168,7 @@ pub fn diagnose(
             "--quantile {quantile}: must be in [0, 1]"
         )));
     }
-    let device = crate::device::default_device();
+    let device = crate::model::device::default_device();
     let mut examples = load_jsonl(data)?;
     if limit > 0 {
         examples.truncate(limit);
@@ -199,7 +200,13 @@ pub fn diagnose(
             &gen_cfg,
             seed,
         )?;
-        let rewards = score(&tr, &mut samples, &mut Metrics::new());
+        let rewards = score(
+            &tr.verifier,
+            &tr.config.verifier,
+            &tr.train_set,
+            &mut samples,
+            &mut Metrics::new(),
+        );
         let pass_rate = samples.iter().filter(|s| s.passed).count() as f64 / g as f64;
         let id = tr.train_set[i].id.clone();
         let Some(adv) = group_advantages(&rewards) else {

@@ -1,6 +1,9 @@
 //! A whole training run: set up (or resume), evaluate the base policy, loop over RL steps with
 //! progress, metrics, evaluations and checkpoints, then evaluate, report and save.
 
+pub mod compare;
+pub mod report;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,17 +12,18 @@ use std::time::Instant;
 use burn::module::Module;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::bundled::{base_policy, load_dir};
+use crate::checkpoint;
 use crate::config::RunConfig;
 use crate::data::load_jsonl;
 use crate::error::{Error, Result};
 use crate::eval::{evaluate, summarize};
 use crate::metrics::{Metrics, MetricsLog, read_metrics};
-use crate::report::write_report;
-use crate::rollout::generation_config;
+use crate::model::bundled::{base_policy, load_dir};
+use crate::model::device;
 use crate::step::rl_step;
+use crate::step::rollout::generation_config;
 use crate::trainer::Trainer;
-use crate::{checkpoint, device};
+use report::write_report;
 
 /// How a run ended.
 #[derive(Debug, Clone)]
@@ -123,9 +127,6 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         let step = tr.state.step;
         let mut m = rl_step(&mut tr, step)?;
         tr.state.step += 1;
-        if tr.config.objective.reference_update_due(tr.state.step) {
-            tr.refresh_reference();
-        }
         let every = tr.config.eval.every;
         if (every > 0 && tr.state.step % every == 0) || tr.state.step == total {
             let acc = greedy_accuracy(

@@ -1,0 +1,174 @@
+//! The sections of the run configuration, one struct per component (`[model]`, `[rollout]`,
+//! `[train]`, ...). Their default values are in `defaults.rs`.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The policy model.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelSection {
+    /// A HuggingFace model directory (config.json, model.safetensors, tokenizer.json). Empty:
+    /// build the bundled small model and warm-start it with `[sft]` (cached by its config hash).
+    pub base: PathBuf,
+    /// Width of the bundled model (`hidden_size`).
+    pub hidden_size: usize,
+    /// Depth of the bundled model (`num_hidden_layers`).
+    pub num_layers: usize,
+    /// Attention heads of the bundled model.
+    pub num_heads: usize,
+    /// Key/value heads of the bundled model (grouped-query attention when below `num_heads`).
+    pub num_kv_heads: usize,
+    /// MLP width of the bundled model (`intermediate_size`).
+    pub intermediate_size: usize,
+}
+
+/// Supervised fine-tuning (the warm start of the bundled model, and `rlvr sft`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SftSection {
+    /// Optimizer steps.
+    pub steps: usize,
+    /// Examples per step.
+    pub batch_size: usize,
+    /// Peak AdamW learning rate (linear warm-up over the first 5% of steps, then cosine to 10%).
+    pub lr: f64,
+    /// Where warm-started models are cached; a model is reused when its config hash matches.
+    pub cache_dir: PathBuf,
+    /// Print greedy held-out accuracy (on up to 200 held-out prompts) every this many steps
+    /// (0 = never).
+    pub eval_every: usize,
+    /// Seed of the warm start (model init and SFT batches), separate from the run's `seed` so
+    /// that runs with different RL seeds share one cached warm start.
+    pub seed: u64,
+}
+
+/// Training and held-out data (JSONL; see `data.rs` for the line format).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DataSection {
+    /// Training prompts.
+    pub train: PathBuf,
+    /// Held-out prompts.
+    pub eval: PathBuf,
+    /// Use at most this many held-out prompts (0 = all).
+    pub eval_limit: usize,
+    /// Render prompts with the tokenizer's chat template (when it has one and a line has
+    /// `messages`, or always wrap `prompt` as a user message when this is true).
+    pub chat_template: bool,
+}
+
+/// Sampling of the responses.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RolloutSection {
+    /// Prompts per step.
+    pub prompts_per_step: usize,
+    /// Responses per prompt (G).
+    pub group_size: usize,
+    /// Longest response, in tokens.
+    pub max_new_tokens: usize,
+    /// Sampling temperature T. The policy that is trained is softmax(logits / T): the stored
+    /// old log-probs and the update's log-probs are both taken at T, so the behaviour policy is
+    /// the one whose log-probs are stored.
+    pub temperature: f32,
+    /// Nucleus sampling threshold (1 = off). Truncation makes the sampler differ from the
+    /// policy; `objective.tis` corrects for it with the sampler's own log-probs.
+    pub top_p: f32,
+    /// Top-k sampling (0 = off); see `top_p`.
+    pub top_k: usize,
+    /// DAPO dynamic sampling: drop groups whose verifier rewards are all equal (DAPO's
+    /// accuracy filter, before any reward shaping) and draw more prompts until the batch holds
+    /// `prompts_per_step` groups, for at most `max_resample_rounds` extra rollouts. When the
+    /// rounds run out the step trains on the groups it kept (a short batch, reported as
+    /// `rollout/kept_groups` < `rollout/wanted_groups`) rather than padding it with groups that
+    /// carry no signal. The advantage stages run once per step, on the kept batch.
+    pub dynamic_sampling: bool,
+    /// Cap on the extra rollouts of dynamic sampling per step (DAPO itself samples without a
+    /// cap; a cap keeps a step from looping on a batch the policy solves or fails entirely).
+    pub max_resample_rounds: usize,
+}
+
+/// The RL update.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainSection {
+    /// RL steps (one rollout batch each, or one stage with `stage_batches` > 1).
+    pub steps: usize,
+    /// Learning rate (constant after `warmup_steps` of linear warm-up).
+    pub lr: f64,
+    /// Linear warm-up steps.
+    pub warmup_steps: usize,
+    /// Optimizer steps per batch per epoch (the batch is split into this many mini-batches).
+    pub mini_batches: usize,
+    /// Passes over each rollout batch (with `[stages.dgg]` on, its `max_reuse` replaces this and
+    /// DGG may stop the passes early).
+    pub epochs: usize,
+    /// Global gradient-norm clip (0 = off).
+    pub grad_clip: f64,
+    /// Mu-GRPO's few large stages: generate this many batches with one policy, then optimize
+    /// through them (1 = on-policy). This is Mu-GRPO's stage knob (the loss has none).
+    pub stage_batches: usize,
+    /// Keep a frozen reference model (its per-token KL is reported as `objective/kl_ref`).
+    /// Objectives with a KL coefficient and OWPO keep one whatever this says. The reference is
+    /// saved with every checkpoint, so `--resume` continues against the same reference.
+    pub reference_model: bool,
+}
+
+/// Held-out evaluation (greedy decoding).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvalSection {
+    /// Evaluate every this many steps (0 = only before and after training).
+    pub every: usize,
+    /// Longest response during evaluation.
+    pub max_new_tokens: usize,
+    /// Prompts per generation batch.
+    pub batch_size: usize,
+}
+
+/// Checkpointing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CheckpointSection {
+    /// Save every this many steps (0 = only at the end or on interruption).
+    pub every: usize,
+    /// Keep this many most recent checkpoints (`rlvr relex` fits the trajectory through them and
+    /// needs at least 3).
+    pub keep: usize,
+}
+
+/// G2D (methods-extra §12): the static preference set (`rlvr g2d-collect`) and the offline DPO
+/// that trains on it (`rlvr dpo`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct G2dSection {
+    /// The most (chosen, rejected) pairs per prompt.
+    pub pairs_per_prompt: usize,
+    /// Drop a pair whose longer response exceeds this many times the shorter one.
+    pub max_length_ratio: f64,
+    /// DPO's β.
+    pub beta: f64,
+    /// DPO learning rate (constant, AdamW unless `[optimizer]` says otherwise).
+    pub lr: f64,
+    /// Passes over the preference set.
+    pub epochs: usize,
+    /// Pairs per DPO update.
+    pub batch_size: usize,
+}
+
+impl G2dSection {
+    /// G2D's pair-selection knobs.
+    pub fn pairs(&self) -> rlvr_objectives::G2dConfig {
+        rlvr_objectives::G2dConfig {
+            pairs_per_prompt: self.pairs_per_prompt,
+            max_length_ratio: self.max_length_ratio,
+        }
+    }
+
+    /// DPO's knobs.
+    pub fn dpo(&self) -> rlvr_objectives::DpoConfig {
+        rlvr_objectives::DpoConfig { beta: self.beta }
+    }
+}

@@ -1,0 +1,268 @@
+//! Log-probs of the trained policy and of the sampler.
+//!
+//! The trained policy is softmax(logits / T) at the rollout temperature T (as verl and TRL
+//! train it), so the behaviour policy of an untruncated rollout is exactly the policy whose
+//! log-probs are stored. Top-k / top-p sampling draws from that policy restricted to a set and
+//! renormalized; its log-probs are the sampler's, which truncated importance sampling
+//! (`objective.tis`) compares with the policy's. At T = 1 the update's scores are
+//! `rlvr_models::token_logprobs` unchanged.
+
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{Int, Tensor};
+use rlvr_models::{CausalLm, TokenScores, token_logprobs};
+
+use crate::batch::{Sample, pack};
+use crate::config::RolloutSection;
+
+/// Rows scored per forward pass when rescoring a rollout (bounds the `[rows, T, V]` tensors).
+const RESCORE_ROWS: usize = 16;
+
+/// Per-token log-probs (and entropies) of `ids` under softmax(logits / `temperature`), masked;
+/// the same shapes and conventions as [`token_logprobs`], which it is at T = 1.
+///
+/// # Shapes
+/// `ids: [B, T]`, `mask: [B, T]` → `logp, entropy: [B, T]`.
+pub fn policy_scores(
+    model: &CausalLm,
+    ids: Tensor<2, Int>,
+    mask: Tensor<2>,
+    temperature: f32,
+) -> TokenScores {
+    if temperature == 1.0 {
+        return token_logprobs(model, ids, mask);
+    }
+    let Some((logp_all, targets, s)) = scaled_log_softmax(model, ids, &mask, temperature) else {
+        return TokenScores {
+            logp: mask.clone().zeros_like(),
+            entropy: mask.zeros_like(),
+        };
+    };
+    let p = logp_all.clone().exp(); // [B, T-s, V]
+    let entropy = (p * logp_all.clone()).sum_dim(2).neg().squeeze_dim::<2>(2); // [B, T-s]
+    let logp = logp_all.gather(2, targets).squeeze_dim::<2>(2); // [B, T-s]
+    TokenScores {
+        logp: pad_front(logp, s) * mask.clone(),
+        entropy: pad_front(entropy, s) * mask,
+    }
+}
+
+/// Whether the stored log-probs need a rescoring pass after generation: generation reports
+/// log softmax of the raw logits, which is the policy only at T = 1, and the sampler only
+/// without truncation.
+pub fn needs_rescoring(rollout: &RolloutSection) -> bool {
+    rollout.temperature != 1.0 || truncates(rollout)
+}
+
+/// Whether top-k or top-p sampling makes the sampler differ from the policy.
+pub fn truncates(rollout: &RolloutSection) -> bool {
+    rollout.top_p < 1.0 || rollout.top_k > 0
+}
+
+/// Rescores a rollout with the no-grad policy that generated it: sets every sample's
+/// `old_logp` to the policy's log-probs at the rollout temperature and returns the sampler's
+/// log-probs per sample (the policy restricted to the top-k / top-p set, renormalized), or
+/// `None` when sampling does not truncate.
+pub fn rescore(
+    policy: &CausalLm,
+    samples: &mut [Sample],
+    rollout: &RolloutSection,
+    pad_id: u32,
+) -> Option<Vec<Vec<f32>>> {
+    let device = policy.device();
+    let mut sampler = truncates(rollout).then(|| Vec::with_capacity(samples.len()));
+    let rows: Vec<usize> = (0..samples.len()).collect();
+    for chunk in rows.chunks(RESCORE_ROWS) {
+        let packed = pack(samples, chunk, pad_id, &device);
+        let Some((logp_all, targets, s)) =
+            scaled_log_softmax(policy, packed.ids, &packed.mask, rollout.temperature)
+        else {
+            continue;
+        };
+        let logp = logp_all.clone().gather(2, targets).squeeze_dim::<2>(2); // [B, T-s]
+        let sampler_logp = sampler
+            .as_ref()
+            .map(|_| logp.clone() - truncated_log_mass(logp_all, rollout)); // [B, T-s]
+        let host = |t: Tensor<2>| -> Vec<f32> {
+            t.into_data()
+                .convert::<f32>()
+                .try_to_vec::<f32>()
+                .expect("f32 log-probs")
+        };
+        let width = logp.dims()[1];
+        let policy_rows = host(logp);
+        let sampler_rows = sampler_logp.map(host);
+        for (r, &i) in chunk.iter().enumerate() {
+            let sample = &mut samples[i];
+            // Response token k sits at column prompt + k, i.e. at prompt + k − s of the window.
+            let start = r * width + sample.prompt.len() - s;
+            let n = sample.response.len();
+            sample.old_logp = policy_rows[start..start + n].to_vec();
+            if let (Some(out), Some(rows)) = (sampler.as_mut(), &sampler_rows) {
+                out.push(rows[start..start + n].to_vec());
+            }
+        }
+    }
+    sampler
+}
+
+/// log Σ_{v ∈ kept} p_T(v) per position, `[B, S]`, for the sampler's kept set: the `top_k`
+/// most likely tokens, then the smallest prefix of them (by probability) whose mass reaches
+/// `top_p` of theirs, as `rlvr_models::Sampler` draws (ties aside).
+fn truncated_log_mass(logp_all: Tensor<3>, rollout: &RolloutSection) -> Tensor<2> {
+    let [b, s, v] = logp_all.dims();
+    let sorted = logp_all.clone().sort_descending(2); // [B, S, V]
+    let k = if rollout.top_k > 0 {
+        rollout.top_k.min(v)
+    } else {
+        v
+    };
+    let probs = sorted.clone().narrow(2, 0, k).exp(); // [B, S, k]
+    let threshold = if rollout.top_p < 1.0 {
+        let mass = probs.clone().sum_dim(2); // [B, S, 1]
+        let before = probs.clone().cumsum(2) - probs; // mass of the more likely candidates
+        let target = mass.mul_scalar(rollout.top_p).repeat_dim(2, k);
+        let count = before.lower(target).float().sum_dim(2); // [B, S, 1], >= 1
+        let last = (count - 1.0).int().clamp_min(0); // index of the least likely kept token
+        sorted.gather(2, last) // [B, S, 1]
+    } else {
+        sorted.narrow(2, k - 1, 1) // [B, S, 1]
+    };
+    let keep = logp_all
+        .clone()
+        .greater_equal(threshold.repeat_dim(2, v))
+        .float(); // [B, S, V]
+    (logp_all.exp() * keep).sum_dim(2).log().reshape([b, s]) // [B, S]
+}
+
+/// `log_softmax(logits / T)` of the scored window (columns `s..T` predicted from `s−1..T−1`),
+/// the targets `ids[:, s..]` and `s` (the first column the mask selects, at least 1); `None`
+/// when nothing is scored.
+fn scaled_log_softmax(
+    model: &CausalLm,
+    ids: Tensor<2, Int>,
+    mask: &Tensor<2>,
+    temperature: f32,
+) -> Option<(Tensor<3>, Tensor<3, Int>, usize)> {
+    let [_, t] = ids.dims();
+    if t < 2 {
+        return None;
+    }
+    let any: Vec<f32> = mask
+        .clone()
+        .abs()
+        .sum_dim(0)
+        .into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .expect("a float mask"); // [T]
+    let s = any.iter().position(|&x| x != 0.0)?.max(1);
+    let targets = ids.clone().narrow(1, s, t - s).unsqueeze_dim::<3>(2); // [B, T-s, 1]
+    let hidden = model.forward_hidden(ids).narrow(1, s - 1, t - s); // [B, T-s, hidden]
+    let logits = model.logits(hidden).div_scalar(temperature); // [B, T-s, V]
+    Some((log_softmax(logits, 2), targets, s))
+}
+
+/// `[B, T−s]` → `[B, T]` with `s` zero columns in front (the unscored prefix).
+fn pad_front(x: Tensor<2>, s: usize) -> Tensor<2> {
+    let [b, _] = x.dims();
+    let zeros = Tensor::zeros([b, s], &x.device());
+    Tensor::cat(vec![zeros, x], 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::tensor::{Device, TensorData};
+    use rlvr_models::{GenerationConfig, ModelConfig, generate};
+
+    fn rollout(temperature: f32, top_p: f32, top_k: usize) -> RolloutSection {
+        RolloutSection {
+            temperature,
+            top_p,
+            top_k,
+            ..RolloutSection::default()
+        }
+    }
+
+    /// Hand check of the kept mass on one position with p = (0.5, 0.3, 0.2): top_k = 2 keeps
+    /// 0.8; top_p = 0.6 keeps the prefix (0.5, 0.3) whose mass first reaches 0.6; top_p = 0.5
+    /// keeps 0.5 alone (the mass before the second candidate already reaches the target).
+    #[test]
+    fn the_kept_mass_follows_the_samplers_rule() {
+        let device = Device::flex();
+        let logp = Tensor::<3>::from_data(
+            TensorData::new(vec![0.3f32.ln(), 0.5f32.ln(), 0.2f32.ln()], [1, 1, 3]),
+            &device,
+        );
+        let mass = |r: RolloutSection| {
+            let v: Vec<f32> = truncated_log_mass(logp.clone(), &r)
+                .exp()
+                .into_data()
+                .try_to_vec()
+                .unwrap();
+            v[0]
+        };
+        assert!((mass(rollout(1.0, 1.0, 2)) - 0.8).abs() < 1e-6);
+        assert!((mass(rollout(1.0, 0.6, 0)) - 0.8).abs() < 1e-6);
+        assert!((mass(rollout(1.0, 0.5, 0)) - 0.5).abs() < 1e-6);
+        assert!((mass(rollout(1.0, 0.9, 1)) - 0.5).abs() < 1e-6);
+    }
+
+    /// At T = 1 the rescored policy log-probs equal the ones generation reports (a teacher-
+    /// forced pass of the same policy), and at T = 2 they equal log softmax(logits / 2), which
+    /// `policy_scores` gives too.
+    #[test]
+    fn rescoring_matches_generation_at_t1_and_the_scaled_policy_at_t2() {
+        let device = Device::flex();
+        let config = ModelConfig::tiny(16, 8, 2);
+        let model = CausalLm::new(&config, &device);
+        let gen_cfg = GenerationConfig {
+            max_new_tokens: 4,
+            temperature: 1.0,
+            top_k: None,
+            top_p: None,
+            stop_token_ids: Vec::new(),
+            pad_token_id: 0,
+        };
+        let outs = generate(&model, &[vec![3, 4], vec![5, 6, 7]], &gen_cfg, 7);
+        let mut samples: Vec<Sample> = outs
+            .iter()
+            .zip([vec![3, 4], vec![5, 6, 7]])
+            .map(|(o, prompt)| Sample {
+                example: 0,
+                prompt,
+                response: o.tokens.clone(),
+                old_logp: o.logprobs.clone(),
+                finish: o.finish_reason,
+                text: String::new(),
+                reward: 0.0,
+                passed: false,
+                extracted: None,
+                advantage: 0.0,
+                token_offsets: Vec::new(),
+            })
+            .collect();
+        let generated: Vec<Vec<f32>> = samples.iter().map(|s| s.old_logp.clone()).collect();
+        let none = rescore(&model, &mut samples, &rollout(1.0, 1.0, 0), 0);
+        assert!(none.is_none());
+        for (s, g) in samples.iter().zip(&generated) {
+            for (a, b) in s.old_logp.iter().zip(g) {
+                assert!((a - b).abs() < 1e-4, "{a} vs {b}");
+            }
+        }
+        let sampler = rescore(&model, &mut samples, &rollout(2.0, 0.5, 0), 0).unwrap();
+        let packed = pack(&samples, &[0, 1], 0, &device);
+        let scores = policy_scores(&model, packed.ids, packed.mask, 2.0);
+        let rows: Vec<f32> = scores.logp.into_data().try_to_vec().unwrap();
+        let width = rows.len() / 2;
+        for (r, s) in samples.iter().enumerate() {
+            for (k, lp) in s.old_logp.iter().enumerate() {
+                let at = rows[r * width + s.prompt.len() + k];
+                assert!((lp - at).abs() < 1e-4, "{lp} vs {at}");
+                assert_ne!(*lp, generated[r][k], "T = 2 must change the log-probs");
+                // The sampler renormalizes over a subset: its log-prob is at least the policy's.
+                assert!(sampler[r][k] >= lp - 1e-6);
+            }
+        }
+    }
+}

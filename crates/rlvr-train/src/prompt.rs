@@ -1,0 +1,45 @@
+//! Prompts as the model sees them: an example rendered as text (plain or through the chat
+//! template), and the padding id of a tokenizer.
+
+use rlvr_models::Tokenizer;
+
+use crate::data::{Example, Message};
+use crate::error::Result;
+
+/// Renders an example's prompt as text: the chat template when the example has `messages` (or
+/// when `use_chat_template` wraps a plain prompt as one user turn), else the plain prompt.
+pub fn render_prompt(
+    tokenizer: &Tokenizer,
+    example: &Example,
+    use_chat_template: bool,
+) -> Result<String> {
+    let messages = match (&example.messages, &example.prompt) {
+        (Some(m), _) => Some(m.clone()),
+        (None, Some(p)) if use_chat_template => Some(vec![Message {
+            role: "user".into(),
+            content: p.clone(),
+        }]),
+        _ => None,
+    };
+    Ok(match messages {
+        Some(m) => {
+            let turns: Vec<rlvr_models::ChatMessage> = m
+                .into_iter()
+                .map(|m| rlvr_models::ChatMessage {
+                    role: m.role,
+                    content: m.content,
+                })
+                .collect();
+            tokenizer.apply_chat_template(&turns, true)?
+        }
+        None => example.prompt.clone().unwrap_or_default(),
+    })
+}
+
+/// The padding id: the tokenizer's pad token, else its first end-of-sequence token, else 0.
+pub fn pad_id(tokenizer: &Tokenizer) -> u32 {
+    tokenizer
+        .pad_token_id()
+        .or_else(|| tokenizer.eos_token_ids().first().copied())
+        .unwrap_or(0)
+}

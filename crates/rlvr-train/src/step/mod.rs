@@ -1,0 +1,27 @@
+//! One RL step, in data-flow order, one file per phase:
+//!
+//! 1. [`rollout`], rollout and verify: prompts → G samples per prompt on the no-grad policy →
+//!    verifier rewards (dynamic sampling drops groups whose rewards are all equal and draws
+//!    more);
+//! 2. [`advantage`]: reward shaping → the `[stages]` pipeline (the objective's own estimator
+//!    when every stage is off) → per-sample advantages and SRaR token offsets;
+//! 3. [`update`]: per mini-batch, log-probs under autodiff → loss → backward → clip →
+//!    optimizer step (DGG's gate, OWPO's ratchet) → metrics.
+
+pub mod advantage;
+pub mod rollout;
+pub mod srar_judge;
+pub mod update;
+
+use crate::error::Result;
+use crate::metrics::Metrics;
+use crate::trainer::Trainer;
+
+/// Runs RL step `step` (0-based) of `trainer` and returns its metrics.
+pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
+    let mut m = Metrics::new();
+    let mut batch = rollout::collect(tr, step, &mut m)?;
+    let zero_group_frac = advantage::assign(tr, &mut batch, &mut m)?;
+    update::update(tr, step, &batch, zero_group_frac, &mut m)?;
+    Ok(m)
+}

@@ -1,0 +1,220 @@
+//! Phase 4 of a step, the policy update: `epochs` passes over the kept batch in
+//! `mini_batches × stage_batches` slices; per slice the loss, backward, global-norm clipping and
+//! one optimizer step (skipped when not finite, gated by DGG when it is on), and OWPO's
+//! reference ratchet counted in optimizer steps.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use burn::optim::GradientsParams;
+use burn::tensor::Tensor;
+use rlvr_objectives::{LossContext, PolicyBatch};
+
+use super::rollout::{Rollouts, step_seed};
+use crate::batch::pack_with_sampler;
+use crate::error::Result;
+use crate::grad_norm::{clip_global_norm, global_norm, lm_head_grad_norm};
+use crate::logprobs::policy_scores;
+use crate::metrics::{Metrics, mean};
+use crate::prompt::pad_id;
+use crate::schedule::warmup_constant;
+use crate::trainer::Trainer;
+
+/// What [`gated_update`] did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Update {
+    /// The optimizer stepped.
+    Applied {
+        /// Global gradient norm before clipping.
+        grad_norm: f64,
+        /// ‖∇W_lm_head‖_F before clipping, when the DGG gate was asked.
+        lm_head_grad_norm: Option<f64>,
+    },
+    /// The loss or the gradient was not finite: the weights and optimizer state are untouched.
+    Skipped {
+        /// The loss value.
+        loss: f64,
+        /// The global gradient norm.
+        grad_norm: f64,
+    },
+    /// DGG gated the update (an lm_head gradient-energy spike on a reuse pass): the gradients
+    /// were dropped before the optimizer saw them, and the reuse of the batch ends.
+    Gated {
+        /// ‖∇W_lm_head‖_F of the gated update.
+        lm_head_grad_norm: f64,
+    },
+}
+
+/// Runs the update of step `step` on `batch` (advantages assigned); `zero_group_frac` is the
+/// fraction of groups without signal (some objectives read it).
+pub fn update(
+    tr: &mut Trainer,
+    step: usize,
+    batch: &Rollouts,
+    zero_group_frac: f64,
+    m: &mut Metrics,
+) -> Result<()> {
+    let t = Instant::now();
+    let cfg = tr.config.clone();
+    let lr = warmup_constant(step, cfg.train.warmup_steps, cfg.train.lr);
+    m.insert("optim/lr".into(), lr);
+    let samples = &batch.samples;
+    let n = samples.len();
+    let per_mb = n
+        .div_ceil(cfg.train.mini_batches * cfg.train.stage_batches)
+        .max(1);
+    let entropy_bonus = cfg.objective.common().entropy_coef != 0.0;
+    let (mut norms, mut head_norms, mut tokens) = (Vec::new(), Vec::new(), 0usize);
+    let (mut updates, mut passes, mut gated, mut refreshes) = (0usize, 0usize, false, 0usize);
+    let mut loss_metrics: Vec<Metrics> = Vec::new();
+    // DGG (when on) sets the number of passes and may end the reuse of the batch early.
+    let dgg = cfg.stages.dgg.is_some();
+    let rows: Vec<usize> = (0..n).collect();
+    'epochs: for epoch in 0..cfg.stages.max_epochs(cfg.train.epochs) {
+        passes += 1;
+        for (mb, chunk) in rows.chunks(per_mb).enumerate() {
+            let packed = pack_with_sampler(
+                samples,
+                batch.sampler_logp.as_deref(),
+                chunk,
+                pad_id(&tr.tokenizer),
+                &tr.device,
+            );
+            tokens += packed.lengths.iter().sum::<usize>();
+            let ref_logp = tr.reference_logp(&packed.ids, &packed.mask);
+            let scores = policy_scores(
+                tr.model(),
+                packed.ids.clone(),
+                packed.mask.clone(),
+                cfg.rollout.temperature,
+            );
+            let policy_batch = PolicyBatch::new(
+                scores.logp,
+                packed.old_logp,
+                ref_logp,
+                batch.sampler_logp.as_ref().map(|_| packed.sampler_logp),
+                packed.advantages,
+                packed.mask,
+                // The entropy carries gradient only when the objective has an entropy bonus.
+                Some(if entropy_bonus {
+                    scores.entropy
+                } else {
+                    scores.entropy.detach()
+                }),
+            )?;
+            let ctx = LossContext::new(step_seed(cfg.seed, step, 1000 + epoch * 100 + mb), step)
+                .with_max_response_len(cfg.rollout.max_new_tokens)
+                .with_zero_adv_group_frac(zero_group_frac);
+            let out = cfg.objective.loss(&policy_batch, &ctx)?;
+            loss_metrics.push(out.metrics);
+            match gated_update(tr, lr, out.loss, cfg.train.grad_clip, dgg.then_some(epoch)) {
+                Update::Applied {
+                    grad_norm,
+                    lm_head_grad_norm,
+                } => {
+                    norms.push(grad_norm);
+                    head_norms.extend(lm_head_grad_norm);
+                    updates += 1;
+                    tr.state.optimizer_steps += 1;
+                    if cfg.objective.reference_update_due(tr.state.optimizer_steps) {
+                        tr.refresh_reference();
+                        refreshes += 1;
+                    }
+                }
+                Update::Skipped { loss, grad_norm } => {
+                    eprintln!(
+                        "step {step}: skipped an update (loss {loss}, gradient norm {grad_norm}); weights unchanged"
+                    );
+                }
+                Update::Gated { lm_head_grad_norm } => {
+                    head_norms.push(lm_head_grad_norm);
+                    gated = true;
+                    break 'epochs;
+                }
+            }
+        }
+    }
+    if dgg {
+        let d = &tr.state.shaping.dgg;
+        m.insert("dgg/gated".into(), f64::from(u8::from(gated)));
+        m.insert("dgg/passes".into(), passes as f64);
+        m.insert("dgg/z".into(), d.last_z);
+        m.insert("dgg/gate_events".into(), d.gate_events as f64);
+        m.insert(
+            "dgg/lm_head_grad_norm".into(),
+            mean(head_norms.iter().copied()),
+        );
+    }
+    let keys: BTreeSet<&String> = loss_metrics.iter().flat_map(|lm| lm.keys()).collect();
+    for key in keys {
+        let v = mean(loss_metrics.iter().filter_map(|lm| lm.get(key).copied()));
+        m.insert(key.clone(), v);
+    }
+    m.insert("optim/grad_norm".into(), mean(norms.iter().copied()));
+    m.insert("optim/updates".into(), updates as f64);
+    m.insert(
+        "optim/head_split_params".into(),
+        tr.head_split_params() as f64,
+    );
+    m.insert("optim/steps_total".into(), tr.state.optimizer_steps as f64);
+    m.insert(
+        "optim/skipped_total".into(),
+        tr.state.skipped_updates as f64,
+    );
+    if tr.has_reference() {
+        m.insert("reference/refreshes".into(), refreshes as f64);
+    }
+    let update_s = t.elapsed().as_secs_f64();
+    m.insert("time/update_s".into(), update_s);
+    m.insert(
+        "throughput/update_tokens_per_s".into(),
+        tokens as f64 / update_s.max(1e-9),
+    );
+    Ok(())
+}
+
+/// Backward, global-norm clipping and one optimizer step, unless the loss or the gradient norm
+/// is not finite, in which case nothing reaches the weights and the skip is counted.
+pub fn guarded_update(tr: &mut Trainer, lr: f64, loss: Tensor<1>, max_norm: f64) -> Update {
+    gated_update(tr, lr, loss, max_norm, None)
+}
+
+/// [`guarded_update`] with DGG's gate (methods-core §7) asked first when `dgg_epoch` is the
+/// 0-based pass over the current rollout batch: after backward and before clipping and the
+/// optimizer, the lm_head gradient norm goes to `StagesConfig::gate_update`; a `false` drops
+/// the gradients (Adam's moments stay untouched) and returns [`Update::Gated`].
+pub fn gated_update(
+    tr: &mut Trainer,
+    lr: f64,
+    loss: Tensor<1>,
+    max_norm: f64,
+    dgg_epoch: Option<usize>,
+) -> Update {
+    let loss_value = f64::from(loss.clone().into_scalar::<f32>());
+    let mut grads = GradientsParams::from_grads(loss.backward(), tr.model());
+    let grad_norm = global_norm(tr.model(), &grads);
+    if !loss_value.is_finite() || !grad_norm.is_finite() {
+        tr.state.skipped_updates += 1;
+        return Update::Skipped {
+            loss: loss_value,
+            grad_norm,
+        };
+    }
+    let head = dgg_epoch.map(|epoch| (epoch, lm_head_grad_norm(tr.model(), &grads)));
+    if let Some((epoch, norm)) = head
+        && !tr
+            .config
+            .stages
+            .gate_update(&mut tr.state.shaping, norm, epoch)
+    {
+        return Update::Gated {
+            lm_head_grad_norm: norm,
+        };
+    }
+    clip_global_norm(tr.model(), &mut grads, grad_norm, max_norm);
+    tr.apply_grads(lr, grads);
+    Update::Applied {
+        grad_norm,
+        lm_head_grad_norm: head.map(|h| h.1),
+    }
+}
