@@ -49,9 +49,9 @@ impl Default for ModelSection {
 impl Default for SftSection {
     fn default() -> Self {
         Self {
-            steps: 2500,
+            steps: 3000,
             batch_size: 64,
-            lr: 3e-3,
+            lr: 4e-4,
             cache_dir: PathBuf::from("runs/cache"),
             eval_every: 500,
             seed: 0,
