@@ -88,7 +88,7 @@ impl Default for RolloutSection {
 impl Default for TrainSection {
     fn default() -> Self {
         Self {
-            steps: 50,
+            steps: 100,
             lr: 3e-5,
             warmup_steps: 5,
             mini_batches: 1,
