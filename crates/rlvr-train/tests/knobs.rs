@@ -275,6 +275,38 @@ fn dynamic_sampling_keeps_only_groups_with_signal() {
     }
 }
 
+/// When dynamic sampling's rounds run out before the batch is full, `short_batch = "train"`
+/// trains on the groups kept and `"error"` stops the run naming the step. No extra rounds, so
+/// the first step is short exactly when the baseline's first rollout had a collapsed group.
+#[test]
+fn a_short_batch_trains_or_stops_the_run() {
+    let base = baseline();
+    assert!(
+        get(&base[0], "advantage/zero_group_frac") > 0.0,
+        "the case needs a collapsed group in the first rollout: {:?}",
+        base[0]
+    );
+    let no_extra = [
+        "rollout.dynamic_sampling=true",
+        "rollout.max_resample_rounds=0",
+    ];
+    let h = run(&no_extra);
+    assert!(get(&h[0], "rollout/kept_groups") < get(&h[0], "rollout/wanted_groups"));
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sets = sets(&no_extra);
+    sets.push("rollout.short_batch=\"error\"".into());
+    let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
+    let quiet = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let err = train(common::tiny_config(&tmp.path().join("run"), &refs), &quiet).unwrap_err();
+    assert!(
+        err.to_string().contains("step 1: dynamic sampling kept"),
+        "{err}"
+    );
+}
+
 /// Every optimizer mode trains; from the second step (after one update of its own) each
 /// differs from AdamW, and per-head Pion routes head blocks and differs from whole-matrix Pion.
 #[test]

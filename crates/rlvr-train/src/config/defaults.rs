@@ -9,7 +9,7 @@ use super::RunConfig;
 use super::kind_default;
 use super::sections::{
     CheckpointSection, DataSection, EvalSection, G2dSection, ModelSection, RolloutSection,
-    SftSection, TrainSection,
+    SftSection, ShortBatch, TrainSection,
 };
 
 impl Default for RunConfig {
@@ -81,6 +81,7 @@ impl Default for RolloutSection {
             top_k: 0,
             dynamic_sampling: false,
             max_resample_rounds: 2,
+            short_batch: ShortBatch::Train,
         }
     }
 }

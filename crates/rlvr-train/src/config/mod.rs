@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use sections::{
     CheckpointSection, DataSection, EvalSection, G2dSection, ModelSection, RolloutSection,
-    SftSection, TrainSection,
+    SftSection, ShortBatch, TrainSection,
 };
 
 use crate::error::{Error, Result};

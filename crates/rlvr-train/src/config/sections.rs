@@ -80,14 +80,28 @@ pub struct RolloutSection {
     pub top_k: usize,
     /// DAPO dynamic sampling: drop groups whose verifier rewards are all equal (DAPO's
     /// accuracy filter, before any reward shaping) and draw more prompts until the batch holds
-    /// `prompts_per_step` groups, for at most `max_resample_rounds` extra rollouts. When the
-    /// rounds run out the step trains on the groups it kept (a short batch, reported as
-    /// `rollout/kept_groups` < `rollout/wanted_groups`) rather than padding it with groups that
-    /// carry no signal. The advantage stages run once per step, on the kept batch.
+    /// `prompts_per_step` groups, for at most `max_resample_rounds` extra rollouts. What a step
+    /// does when the rounds run out first is `short_batch`. The advantage stages run once per
+    /// step, on the kept batch.
     pub dynamic_sampling: bool,
     /// Cap on the extra rollouts of dynamic sampling per step (DAPO itself samples without a
     /// cap; a cap keeps a step from looping on a batch the policy solves or fails entirely).
     pub max_resample_rounds: usize,
+    /// What a step does when dynamic sampling's rounds run out before the batch is full.
+    pub short_batch: ShortBatch,
+}
+
+/// What a step does with a batch that dynamic sampling could not fill (`rollout.short_batch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShortBatch {
+    /// Train on the groups it kept (reported as `rollout/kept_groups` <
+    /// `rollout/wanted_groups`), rather than pad the batch with groups that carry no signal.
+    Train,
+    /// Stop the run with an error naming the step, as verl does when its generation batches
+    /// run out: the data is too easy or too hard for the policy, and a run of short batches
+    /// would quietly train on fewer prompts than configured.
+    Error,
 }
 
 /// The RL update.

@@ -10,9 +10,9 @@ use burn::module::Module;
 use rlvr_models::{CausalLm, FinishReason, GenerationConfig, Tokenizer, generate};
 
 use crate::batch::Sample;
-use crate::config::RolloutSection;
+use crate::config::{RolloutSection, ShortBatch};
 use crate::data::Example;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::logprobs::{needs_rescoring, rescore};
 use crate::metrics::{Metrics, mean};
 use crate::prompt::pad_id;
@@ -85,6 +85,16 @@ pub fn collect(tr: &mut Trainer, step: usize, m: &mut Metrics) -> Result<Rollout
         if kept.len() / g >= want {
             break;
         }
+    }
+    if kept.len() / g < want && rollout.short_batch == ShortBatch::Error {
+        return Err(Error::Config(format!(
+            "step {}: dynamic sampling kept {} of {want} groups after {done_rounds} rounds \
+             (the others had all-equal rewards) and rollout.short_batch = \"error\"; raise \
+             rollout.max_resample_rounds, use data closer to the policy's level, or set \
+             rollout.short_batch = \"train\"",
+            step + 1,
+            kept.len() / g
+        )));
     }
     let t = Instant::now();
     let sampler_logp = if needs_rescoring(&rollout) {
