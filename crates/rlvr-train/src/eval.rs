@@ -76,7 +76,7 @@ pub fn evaluate(
             .flat_map(|e| std::iter::repeat_n(e, k))
             .map(|e| reference_of(verifier_config, e))
             .collect::<Result<Vec<_>>>()?;
-        let verdicts = verify_texts(verifier, &texts, &refs);
+        let verdicts = verify_texts(verifier, verifier_config, &texts, &refs);
         for (i, ex) in exs.iter().enumerate() {
             out.push(PromptEval {
                 id: ex.id.clone(),

@@ -4,7 +4,6 @@
 //! on.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rlvr_verifiers::{Kind, Outcome, Reference, Verdict, Verifier, VerifierConfig, verify_batch};
 
@@ -12,9 +11,6 @@ use crate::batch::Sample;
 use crate::data::Example;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
-
-/// Per-item time limit of a verification.
-pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The verifier's reference for an example (from the fields of its dataset line).
 pub fn reference_of(config: &VerifierConfig, example: &Example) -> Result<Reference> {
@@ -31,14 +27,17 @@ pub fn kind_of(config: &VerifierConfig) -> Kind {
     }
 }
 
-/// Verifies `texts[i]` against `refs[i]`, in parallel.
+/// Verifies `texts[i]` against `refs[i]`, in parallel, each within the verifier's own item
+/// limit ([`VerifierConfig::item_time_limit`]: for code, the sandbox's wall limit plus its
+/// kill grace, so no worker is abandoned while its sandbox is still inside its limit).
 pub fn verify_texts(
     verifier: &Arc<dyn Verifier>,
+    config: &VerifierConfig,
     texts: &[String],
     refs: &[Reference],
 ) -> Vec<Verdict> {
     let items: Vec<(String, Reference)> = texts.iter().cloned().zip(refs.iter().cloned()).collect();
-    verify_batch(Arc::clone(verifier), &items, VERIFY_TIMEOUT)
+    verify_batch(Arc::clone(verifier), &items, config.item_time_limit())
 }
 
 /// Scores samples of `dataset` (`Sample::example` indexes it) with `verifier`: sets `reward`,
@@ -62,7 +61,7 @@ pub fn score(
             items.push((texts[i].clone(), r));
         }
     }
-    let verdicts = verify_batch(Arc::clone(verifier), &items, VERIFY_TIMEOUT);
+    let verdicts = verify_batch(Arc::clone(verifier), &items, config.item_time_limit());
     let mut rewards = vec![0.0f32; samples.len()];
     let (mut errors, mut timeouts) = (samples.len() - idx.len(), 0usize);
     for (i, v) in idx.into_iter().zip(verdicts) {

@@ -77,6 +77,11 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         })?),
         None => None,
     };
+    // A code verifier probes its sandbox here, before the warm start: a host that lacks a
+    // required isolation layer stops the run now, and the log says which layers it got.
+    if let Some(isolation) = config.verifier.isolation()? {
+        eprintln!("verifier: code sandbox isolation: {isolation}");
+    }
     let base = match &resume_from {
         Some(ckpt) => load_dir(ckpt, &dev)?,
         None => base_policy(&config, &train_set, &eval_set, &dev)?,
