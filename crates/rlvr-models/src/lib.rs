@@ -62,7 +62,10 @@ pub use generate::{
     FinishReason, Generation, GenerationConfig, generate, generate_with_stop_strings,
 };
 pub use kv_cache::KvCache;
-pub use logprobs::{TokenScores, token_logprobs, token_logprobs_only};
+pub use logprobs::{
+    TokenScores, pad_front, scored_log_softmax, token_logprobs, token_logprobs_at,
+    token_logprobs_only,
+};
 pub use model::{Attention, CausalLm, DecoderLayer, DecoderModel, Mlp, RmsNorm};
 pub use sampler::{Sampler, log_softmax_at, row_seed, splitmix64};
 pub use tokenizer::{ChatMessage, Tokenizer};

@@ -34,7 +34,23 @@ pub struct TokenScores {
 /// # Panics
 /// If `mask` and `input_ids` differ in shape.
 pub fn token_logprobs(model: &CausalLm, input_ids: Tensor<2, Int>, mask: Tensor<2>) -> TokenScores {
-    let Some((logp_all, targets, s)) = shifted_log_softmax(model, input_ids, &mask) else {
+    token_logprobs_at(model, input_ids, mask, 1.0)
+}
+
+/// [`token_logprobs`] of the temperature-scaled policy `softmax(logits / temperature)`: the
+/// policy a sampler at that temperature draws from (as verl and TRL train it). At
+/// `temperature = 1` it is [`token_logprobs`].
+///
+/// # Panics
+/// If `mask` and `input_ids` differ in shape.
+pub fn token_logprobs_at(
+    model: &CausalLm,
+    input_ids: Tensor<2, Int>,
+    mask: Tensor<2>,
+    temperature: f32,
+) -> TokenScores {
+    let Some((logp_all, targets, s)) = scored_log_softmax(model, input_ids, &mask, temperature)
+    else {
         return TokenScores {
             logp: mask.clone().zeros_like(),
             entropy: mask.zeros_like(),
@@ -58,7 +74,7 @@ pub fn token_logprobs_only(
     input_ids: Tensor<2, Int>,
     mask: Tensor<2>,
 ) -> Tensor<2> {
-    let Some((logp_all, targets, s)) = shifted_log_softmax(model, input_ids, &mask) else {
+    let Some((logp_all, targets, s)) = scored_log_softmax(model, input_ids, &mask, 1.0) else {
         return mask.zeros_like();
     };
     pad_front(logp_all.gather(2, targets).squeeze_dim::<2>(2), s) * mask
@@ -67,11 +83,12 @@ pub fn token_logprobs_only(
 /// The scored window of a batch: `log_softmax` of the logits that predict columns `s..T`
 /// (`[B, T-s, V]`), the targets `ids[:, s..]` (`[B, T-s, 1]`), and `s >= 1`, the first column
 /// that `mask` selects in any row; `None` when nothing can be scored (`T < 2` or an all-zero
-/// mask).
-fn shifted_log_softmax(
+/// mask). The logits are divided by `temperature` first (1 = the raw policy).
+pub fn scored_log_softmax(
     model: &CausalLm,
     input_ids: Tensor<2, Int>,
     mask: &Tensor<2>,
+    temperature: f32,
 ) -> Option<(Tensor<3>, Tensor<3, Int>, usize)> {
     let [b, t] = input_ids.dims();
     assert_eq!(
@@ -88,6 +105,11 @@ fn shifted_log_softmax(
     let targets = input_ids.clone().narrow(1, s, t - s).unsqueeze_dim::<3>(2); // [B, T-s, 1]
     let hidden = model.forward_hidden(input_ids).narrow(1, s - 1, t - s); // [B, T-s, hidden]
     let logits = model.logits(hidden); // [B, T-s, V]
+    let logits = if temperature == 1.0 {
+        logits
+    } else {
+        logits.div_scalar(temperature)
+    };
     Some((log_softmax(logits, 2), targets, s))
 }
 
@@ -101,7 +123,7 @@ fn first_scored_column(mask: &Tensor<2>) -> Option<usize> {
 }
 
 /// `[B, T-s]` → `[B, T]` with `s` zero columns in front (the unscored prefix).
-fn pad_front(x: Tensor<2>, s: usize) -> Tensor<2> {
+pub fn pad_front(x: Tensor<2>, s: usize) -> Tensor<2> {
     let [b, _] = x.dims();
     let zeros = Tensor::zeros([b, s], &x.device());
     Tensor::cat(vec![zeros, x], 1)

@@ -1,11 +1,14 @@
-//! `token_logprobs`: values against a host-side log-softmax of the logits (the masked prompt
-//! prefix is skipped by the scored window), masking, autodiff.
+//! `token_logprobs` and `token_logprobs_at`: values against a host-side log-softmax of the
+//! (temperature-scaled) logits (the masked prompt prefix is skipped by the scored window),
+//! masking, autodiff.
 
 use std::path::Path;
 
 use burn::module::Module;
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use rlvr_models::{CausalLm, load_pretrained, token_logprobs, token_logprobs_only};
+use rlvr_models::{
+    CausalLm, load_pretrained, token_logprobs, token_logprobs_at, token_logprobs_only,
+};
 
 fn model(device: &Device) -> CausalLm {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-qwen2");
@@ -26,6 +29,17 @@ fn inputs(device: &Device) -> (Tensor<2, Int>, Tensor<2>) {
 
 #[test]
 fn logprobs_and_entropy_match_host_log_softmax() {
+    host_reference_check(1.0);
+}
+
+/// The temperature-scaled policy softmax(logits / T) against the same host reference.
+#[test]
+fn scaled_logprobs_match_host_log_softmax_of_scaled_logits() {
+    host_reference_check(2.0);
+    host_reference_check(0.5);
+}
+
+fn host_reference_check(temperature: f32) {
     let device = Device::flex();
     let model = model(&device).valid();
     let (ids, mask) = inputs(&device);
@@ -35,7 +49,11 @@ fn logprobs_and_entropy_match_host_log_softmax() {
         .into_data()
         .try_into_vec::<f32>()
         .unwrap(); // [B, T, V]
-    let scores = token_logprobs(&model, ids.clone(), mask.clone());
+    let scores = if temperature == 1.0 {
+        token_logprobs(&model, ids.clone(), mask.clone())
+    } else {
+        token_logprobs_at(&model, ids.clone(), mask.clone(), temperature)
+    };
     let logp = scores.logp.into_data().try_into_vec::<f32>().unwrap();
     let entropy = scores.entropy.into_data().try_into_vec::<f32>().unwrap();
     for b in 0..B {
@@ -43,10 +61,10 @@ fn logprobs_and_entropy_match_host_log_softmax() {
             let (want_lp, want_h) = if t == 0 || MASK[b * T + t] == 0.0 {
                 (0.0, 0.0)
             } else {
-                // Reference: log-softmax in f64 of the logits at t - 1.
+                // Reference: log-softmax in f64 of the logits at t - 1, divided by T.
                 let row: Vec<f64> = logits[(b * T + t - 1) * v..(b * T + t) * v]
                     .iter()
-                    .map(|&x| f64::from(x))
+                    .map(|&x| f64::from(x) / f64::from(temperature))
                     .collect();
                 let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let lse = max + row.iter().map(|x| (x - max).exp()).sum::<f64>().ln();
@@ -65,11 +83,13 @@ fn logprobs_and_entropy_match_host_log_softmax() {
             );
         }
     }
-    let only = token_logprobs_only(&model, ids, mask)
-        .into_data()
-        .try_into_vec::<f32>()
-        .unwrap();
-    assert_eq!(only, logp);
+    if temperature == 1.0 {
+        let only = token_logprobs_only(&model, ids, mask)
+            .into_data()
+            .try_into_vec::<f32>()
+            .unwrap();
+        assert_eq!(only, logp);
+    }
 }
 
 #[test]

@@ -7,44 +7,14 @@
 //! (`objective.tis`) compares with the policy's. At T = 1 the update's scores are
 //! `rlvr_models::token_logprobs` unchanged.
 
-use burn::tensor::activation::log_softmax;
-use burn::tensor::{Int, Tensor};
-use rlvr_models::{CausalLm, TokenScores, token_logprobs};
+use burn::tensor::Tensor;
+use rlvr_models::{CausalLm, scored_log_softmax};
 
 use crate::batch::{Sample, pack};
 use crate::config::RolloutSection;
 
 /// Rows scored per forward pass when rescoring a rollout (bounds the `[rows, T, V]` tensors).
 const RESCORE_ROWS: usize = 16;
-
-/// Per-token log-probs (and entropies) of `ids` under softmax(logits / `temperature`), masked;
-/// the same shapes and conventions as [`token_logprobs`], which it is at T = 1.
-///
-/// # Shapes
-/// `ids: [B, T]`, `mask: [B, T]` → `logp, entropy: [B, T]`.
-pub fn policy_scores(
-    model: &CausalLm,
-    ids: Tensor<2, Int>,
-    mask: Tensor<2>,
-    temperature: f32,
-) -> TokenScores {
-    if temperature == 1.0 {
-        return token_logprobs(model, ids, mask);
-    }
-    let Some((logp_all, targets, s)) = scaled_log_softmax(model, ids, &mask, temperature) else {
-        return TokenScores {
-            logp: mask.clone().zeros_like(),
-            entropy: mask.zeros_like(),
-        };
-    };
-    let p = logp_all.clone().exp(); // [B, T-s, V]
-    let entropy = (p * logp_all.clone()).sum_dim(2).neg().squeeze_dim::<2>(2); // [B, T-s]
-    let logp = logp_all.gather(2, targets).squeeze_dim::<2>(2); // [B, T-s]
-    TokenScores {
-        logp: pad_front(logp, s) * mask.clone(),
-        entropy: pad_front(entropy, s) * mask,
-    }
-}
 
 /// Whether the stored log-probs need a rescoring pass after generation: generation reports
 /// log softmax of the raw logits, which is the policy only at T = 1, and the sampler only
@@ -74,7 +44,7 @@ pub fn rescore(
     for chunk in rows.chunks(RESCORE_ROWS) {
         let packed = pack(samples, chunk, pad_id, &device);
         let Some((logp_all, targets, s)) =
-            scaled_log_softmax(policy, packed.ids, &packed.mask, rollout.temperature)
+            scored_log_softmax(policy, packed.ids, &packed.mask, rollout.temperature)
         else {
             continue;
         };
@@ -134,41 +104,6 @@ fn truncated_log_mass(logp_all: Tensor<3>, rollout: &RolloutSection) -> Tensor<2
     (logp_all.exp() * keep).sum_dim(2).log().reshape([b, s]) // [B, S]
 }
 
-/// `log_softmax(logits / T)` of the scored window (columns `s..T` predicted from `s−1..T−1`),
-/// the targets `ids[:, s..]` and `s` (the first column the mask selects, at least 1); `None`
-/// when nothing is scored.
-fn scaled_log_softmax(
-    model: &CausalLm,
-    ids: Tensor<2, Int>,
-    mask: &Tensor<2>,
-    temperature: f32,
-) -> Option<(Tensor<3>, Tensor<3, Int>, usize)> {
-    let [_, t] = ids.dims();
-    if t < 2 {
-        return None;
-    }
-    let any: Vec<f32> = mask
-        .clone()
-        .abs()
-        .sum_dim(0)
-        .into_data()
-        .convert::<f32>()
-        .try_to_vec::<f32>()
-        .expect("a float mask"); // [T]
-    let s = any.iter().position(|&x| x != 0.0)?.max(1);
-    let targets = ids.clone().narrow(1, s, t - s).unsqueeze_dim::<3>(2); // [B, T-s, 1]
-    let hidden = model.forward_hidden(ids).narrow(1, s - 1, t - s); // [B, T-s, hidden]
-    let logits = model.logits(hidden).div_scalar(temperature); // [B, T-s, V]
-    Some((log_softmax(logits, 2), targets, s))
-}
-
-/// `[B, T−s]` → `[B, T]` with `s` zero columns in front (the unscored prefix).
-fn pad_front(x: Tensor<2>, s: usize) -> Tensor<2> {
-    let [b, _] = x.dims();
-    let zeros = Tensor::zeros([b, s], &x.device());
-    Tensor::cat(vec![zeros, x], 1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,7 +145,7 @@ mod tests {
 
     /// At T = 1 the rescored policy log-probs equal the ones generation reports (a teacher-
     /// forced pass of the same policy), and at T = 2 they equal log softmax(logits / 2), which
-    /// `policy_scores` gives too.
+    /// `rlvr_models::token_logprobs_at` gives too.
     #[test]
     fn rescoring_matches_generation_at_t1_and_the_scaled_policy_at_t2() {
         let device = Device::flex();
@@ -252,7 +187,7 @@ mod tests {
         }
         let sampler = rescore(&model, &mut samples, &rollout(2.0, 0.5, 0), 0).unwrap();
         let packed = pack(&samples, &[0, 1], 0, &device);
-        let scores = policy_scores(&model, packed.ids, packed.mask, 2.0);
+        let scores = rlvr_models::token_logprobs_at(&model, packed.ids, packed.mask, 2.0);
         let rows: Vec<f32> = scores.logp.into_data().try_to_vec().unwrap();
         let width = rows.len() / 2;
         for (r, s) in samples.iter().enumerate() {

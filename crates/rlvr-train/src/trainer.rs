@@ -17,7 +17,6 @@ use crate::checkpoint::{self, TrainerState};
 use crate::config::RunConfig;
 use crate::data::Example;
 use crate::error::{Error, Result};
-use crate::logprobs::policy_scores;
 use crate::model::param_ids::with_path_ids;
 use crate::prompt::render_prompt;
 
@@ -111,7 +110,7 @@ impl Trainer {
     /// one.
     pub fn reference_logp(&self, ids: &Tensor<2, Int>, mask: &Tensor<2>) -> Option<Tensor<2>> {
         let reference = self.reference.as_ref()?;
-        let inner = policy_scores(
+        let inner = rlvr_models::token_logprobs_at(
             reference,
             ids.clone().inner(),
             mask.clone().inner(),

@@ -14,7 +14,6 @@ use super::rollout::{Rollouts, step_seed};
 use crate::batch::pack_with_sampler;
 use crate::error::Result;
 use crate::grad_norm::{clip_global_norm, global_norm, lm_head_grad_norm};
-use crate::logprobs::policy_scores;
 use crate::metrics::{Metrics, mean};
 use crate::prompt::pad_id;
 use crate::schedule::warmup_constant;
@@ -82,7 +81,7 @@ pub fn update(
             );
             tokens += packed.lengths.iter().sum::<usize>();
             let ref_logp = tr.reference_logp(&packed.ids, &packed.mask);
-            let scores = policy_scores(
+            let scores = rlvr_models::token_logprobs_at(
                 tr.model(),
                 packed.ids.clone(),
                 packed.mask.clone(),
