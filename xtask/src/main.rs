@@ -76,12 +76,22 @@ fn rlvr(sub: &str, rest: &[String]) -> Result<()> {
     release_bin("rlvr-train", "rlvr", &[sub], rest)
 }
 
-/// Builds `<package>`'s `<bin>` in release mode with cargo's progress shown (the first build
-/// of burn takes several minutes), then runs it with `<args> <rest>`.
+/// Builds `<package>`'s `<bin>` in release mode with feature `cli` (every tool of the workspace
+/// sits behind it) and cargo's progress shown (the first build of burn takes several minutes),
+/// then runs it with `<args> <rest>`.
 fn release_bin(package: &str, bin: &str, args: &[&str], rest: &[String]) -> Result<()> {
     eprintln!("xtask: building `{bin}` (release; the first build takes several minutes)");
     let build = cargo()
-        .args(["build", "--release", "-p", package, "--bin", bin])
+        .args([
+            "build",
+            "--release",
+            "-p",
+            package,
+            "--features",
+            "cli",
+            "--bin",
+            bin,
+        ])
         .status()
         .context("could not start cargo")?;
     if !build.success() {
@@ -94,6 +104,8 @@ fn release_bin(package: &str, bin: &str, args: &[&str], rest: &[String]) -> Resu
             "--quiet",
             "-p",
             package,
+            "--features",
+            "cli",
             "--bin",
             bin,
             "--",

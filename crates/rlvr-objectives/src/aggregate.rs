@@ -39,18 +39,74 @@ pub fn aggregate(
     mode: Aggregation,
     norm_len: usize,
 ) -> Tensor<1> {
+    aggregate_over(values, mask, mode, norm_len, None)
+}
+
+/// The denominators of a whole optimizer mini-batch, for losses computed on a part of it
+/// (a micro-batch of gradient accumulation).
+///
+/// Every [`Aggregation`] is a sum over sequences divided by a count of the whole mini-batch
+/// (its valid tokens, or its sequences with at least one valid token); the per-sequence token
+/// count of `seq_mean_token_mean` is local to its row. So when each micro-batch divides by the
+/// mini-batch's counts, the micro-batch losses sum to the mini-batch loss exactly, and so do
+/// their gradients.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchTotals {
+    /// Σ m over the whole mini-batch.
+    pub tokens: f32,
+    /// Number of sequences of the whole mini-batch with at least one valid token.
+    pub sequences: f32,
+}
+
+impl BatchTotals {
+    /// The counts of `mask` `[B, T]`.
+    pub fn of(mask: &Tensor<2>) -> Self {
+        let tokens_per_seq = mask.clone().sum_dim(1);
+        Self {
+            tokens: mask.clone().sum().into_scalar::<f32>(),
+            sequences: tokens_per_seq
+                .greater_elem(0.0)
+                .float()
+                .sum()
+                .into_scalar::<f32>(),
+        }
+    }
+
+    /// The counts of two disjoint parts together.
+    pub fn plus(self, other: Self) -> Self {
+        Self {
+            tokens: self.tokens + other.tokens,
+            sequences: self.sequences + other.sequences,
+        }
+    }
+}
+
+/// [`aggregate`] with the denominators of a whole mini-batch when `totals` is given (the
+/// micro-batch form; see [`BatchTotals`]), or of `mask` itself when it is `None`.
+pub fn aggregate_over(
+    values: Tensor<2>,
+    mask: &Tensor<2>,
+    mode: Aggregation,
+    norm_len: usize,
+    totals: Option<BatchTotals>,
+) -> Tensor<1> {
     let masked = values * mask.clone();
     let tokens_per_seq = mask.clone().sum_dim(1); // [B, 1]
-    let live_seqs = || {
-        tokens_per_seq
+    let live_seqs = || match totals {
+        Some(t) => Tensor::<1>::from_floats([t.sequences.max(1.0)], &mask.device()),
+        None => tokens_per_seq
             .clone()
             .greater_elem(0.0)
             .float()
             .sum()
-            .clamp_min(1.0)
+            .clamp_min(1.0),
+    };
+    let tokens = || match totals {
+        Some(t) => Tensor::<1>::from_floats([t.tokens.max(1.0)], &mask.device()),
+        None => mask.clone().sum().clamp_min(1.0),
     };
     match mode {
-        Aggregation::TokenMean => masked.sum() / mask.clone().sum().clamp_min(1.0),
+        Aggregation::TokenMean => masked.sum() / tokens(),
         Aggregation::SeqMeanTokenMean => {
             let per_seq = masked.sum_dim(1) / tokens_per_seq.clone().clamp_min(1.0); // [B, 1]
             per_seq.sum() / live_seqs()

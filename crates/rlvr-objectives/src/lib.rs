@@ -49,7 +49,7 @@ pub mod shaping;
 mod tis;
 
 pub use advantage::{AdvantageConfig, AdvantageEstimator, Advantages, compute_advantages};
-pub use aggregate::{Aggregation, aggregate};
+pub use aggregate::{Aggregation, BatchTotals, aggregate, aggregate_over};
 pub use batch::{PolicyBatch, broadcast_advantages, tensor_from_rows};
 pub use config::ObjectiveConfig;
 pub use dpo::{DpoConfig, dpo_loss, sequence_logp};

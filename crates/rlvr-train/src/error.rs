@@ -18,6 +18,16 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// A dataset row (parquet) could not be used.
+    #[error("{path}: row {row} (from 0): {message}")]
+    BadRow {
+        /// The dataset file.
+        path: PathBuf,
+        /// 0-based row number, as `datasets` and pandas count rows.
+        row: usize,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -41,6 +51,16 @@ pub enum Error {
     /// A checkpoint or run directory is not usable.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// A TensorBoard event file could not be read.
+    #[error("{path}: record at byte {offset}: {message}")]
+    EventFile {
+        /// The event file.
+        path: PathBuf,
+        /// Byte offset of the record.
+        offset: usize,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 impl Error {

@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use burn::module::Module;
 use clap::{Parser, Subcommand};
-use rlvr_train::data::load_jsonl;
 use rlvr_train::eval::{evaluate, summarize};
 use rlvr_train::model::bundled::{base_policy, load_dir};
 use rlvr_train::model::device::default_device;
 use rlvr_train::offline::{diagnose, g2d, relex};
 use rlvr_train::prompt::render_prompt;
 use rlvr_train::run::compare;
+use rlvr_train::run::load::{load_data, load_split};
 use rlvr_train::step::rollout::generation_config;
 use rlvr_train::{RunConfig, RunOptions, train};
 
@@ -171,8 +171,41 @@ enum Command {
     },
 }
 
+/// Logs go to stderr through `tracing` (stdout keeps the results: the closing accuracy line,
+/// printed paths and JSON). `RLVR_LOG` filters them: a level (`error`, `warn`, `info`, `debug`,
+/// `trace`, `off`) and/or `target=level` pairs, e.g. `RLVR_LOG=debug` or
+/// `RLVR_LOG=warn,rlvr_train=debug`; the default is `info`.
+fn init_logging() -> Result<()> {
+    use std::io::IsTerminal;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let filter = match std::env::var("RLVR_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => {
+            spec.trim().parse::<Targets>().with_context(|| {
+                format!(
+                    "RLVR_LOG=`{spec}`: expected a level (error, warn, info, debug, trace, off) \
+                 and/or target=level pairs, comma-separated"
+                )
+            })?
+        }
+        _ => Targets::new().with_default(LevelFilter::INFO),
+    };
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(|| rlvr_train::progress::LogWriter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false);
+    tracing_subscriber::registry()
+        .with(fmt)
+        .with(filter)
+        .try_init()
+        .context("installing the log subscriber")
+}
+
 fn main() -> Result<()> {
     rlvr_models::retain_freed_memory();
+    init_logging()?;
     match Cli::parse().command {
         Command::Train {
             cfg,
@@ -212,8 +245,7 @@ fn main() -> Result<()> {
         }
         Command::Sft { cfg } => {
             let config = RunConfig::load(cfg.config.as_deref(), &cfg.sets)?;
-            let train_set = load_jsonl(&config.data.train)?;
-            let held_out = load_jsonl(&config.data.eval)?;
+            let (train_set, held_out) = load_data(&config)?;
             let base = base_policy(&config, &train_set, &held_out, &default_device())?;
             println!("{}", base.dir.display());
         }
@@ -234,10 +266,7 @@ fn main() -> Result<()> {
             let device = default_device();
             let base = load_dir(&model, &device)
                 .with_context(|| format!("loading {}", model.display()))?;
-            let mut examples = load_jsonl(&data)?;
-            if limit > 0 {
-                examples.truncate(limit);
-            }
+            let examples = load_split(&config, &data, &config.data.eval_split, limit)?;
             let prompt_ids = examples
                 .iter()
                 .map(|e| {

@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use burn::optim::GradientsParams;
 use burn::tensor::Device;
-use indicatif::{ProgressBar, ProgressStyle};
 use rand::SeedableRng;
 use rand::seq::index::sample;
 use rlvr_models::{CausalLm, Tokenizer, token_logprobs};
@@ -20,6 +19,7 @@ use crate::config::{SftSection, kind_default};
 use crate::data::Example;
 use crate::error::{Error, Result};
 use crate::grad_norm::{clip_global_norm, global_norm};
+use crate::progress;
 use crate::prompt::{pad_id, render_prompt};
 use crate::schedule::warmup_cosine;
 
@@ -108,11 +108,9 @@ pub fn train_sft(
     let pairs = encode_pairs(tokenizer, examples, false)?;
     let mut optim = kind_default::<OptimizerConfig>("adamw").init(&model)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5F7);
-    let bar = ProgressBar::new(cfg.steps as u64).with_style(
-        ProgressStyle::with_template(
-            "sft {bar:30} {pos}/{len} loss {msg} [{elapsed_precise}<{eta_precise}]",
-        )
-        .expect("valid template"),
+    let bar = progress::bar(
+        cfg.steps as u64,
+        "sft {bar:30} {pos}/{len} loss {msg} [{elapsed_precise}<{eta_precise}]",
     );
     let start = Instant::now();
     for step in 0..cfg.steps {
@@ -125,7 +123,10 @@ pub fn train_sft(
         let mut grads = GradientsParams::from_grads(loss.backward(), &model);
         let norm = global_norm(&model, &grads);
         if !(loss_value.is_finite() && norm.is_finite()) {
-            eprintln!("sft step {step}: non-finite loss or gradient, update skipped");
+            tracing::warn!(
+                "sft step {}: non-finite loss or gradient, update skipped",
+                step + 1
+            );
             continue;
         }
         clip_global_norm(&model, &mut grads, norm, 1.0);
@@ -135,21 +136,16 @@ pub fn train_sft(
         bar.inc(1);
         if cfg.eval_every > 0 && (step + 1) % cfg.eval_every == 0 {
             let acc = quick_accuracy(&model, tokenizer, &held_out[..held_out.len().min(200)])?;
-            let line = format!(
+            tracing::info!(
                 "sft step {}: loss {loss_value:.4}, held-out accuracy {:.1}%",
                 step + 1,
                 100.0 * acc
             );
-            if bar.is_hidden() {
-                eprintln!("{line}")
-            } else {
-                bar.println(line)
-            }
         }
         if bar.is_hidden() && (step + 1) % 100 == 0 {
             let elapsed = start.elapsed().as_secs_f64();
             let eta = elapsed / (step + 1) as f64 * (cfg.steps - step - 1) as f64;
-            eprintln!(
+            tracing::info!(
                 "sft step {}/{}: loss {loss_value:.4} ({elapsed:.0} s elapsed, about {eta:.0} s left)",
                 step + 1,
                 cfg.steps
@@ -157,9 +153,7 @@ pub fn train_sft(
         }
     }
     let done = format!("done in {:.0} s", start.elapsed().as_secs_f64());
-    if bar.is_hidden() {
-        eprintln!("sft {done}");
-    }
-    bar.finish_with_message(done);
+    progress::finish(&bar);
+    tracing::info!("sft {done}");
     Ok(model)
 }

@@ -116,7 +116,9 @@ impl Trainer {
             mask.clone().inner(),
             self.config.rollout.temperature,
         );
-        Some(Tensor::from_inner(inner.logp))
+        // Back on the policy's device, so it shares the device's gradient-checkpointing
+        // strategy (`Tensor::from_inner` would give it the default one); `[B, T]` is small.
+        Some(Tensor::from_data(inner.logp.into_data(), &self.device))
     }
 
     /// Whether the run keeps a frozen reference model.

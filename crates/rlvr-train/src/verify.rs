@@ -12,19 +12,39 @@ use crate::data::Example;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 
-/// The verifier's reference for an example (from the fields of its dataset line).
+/// The verifier's reference for an example (from the fields of its dataset line). For the
+/// kinds that read the whole record (`command`, `http`, and `composite` parts of those kinds)
+/// the record gets the example's `id` and plain-text `prompt` when its line has none.
 pub fn reference_of(config: &VerifierConfig, example: &Example) -> Result<Reference> {
-    Reference::from_record(kind_of(config), &example.record)
-        .map_err(|e| Error::Config(format!("example `{}`: {e}", example.id)))
+    let reference = if reads_record(config) {
+        let mut record = example.record.as_object().cloned().unwrap_or_default();
+        record
+            .entry("id")
+            .or_insert_with(|| serde_json::Value::String(example.id.clone()));
+        if let Some(p) = &example.prompt {
+            record
+                .entry("prompt")
+                .or_insert_with(|| serde_json::Value::String(p.clone()));
+        }
+        config.reference(&serde_json::Value::Object(record))
+    } else {
+        config.reference(&example.record)
+    };
+    reference.map_err(|e| Error::Config(format!("example `{}`: {e}", example.id)))
+}
+
+/// Whether the verifier (or a part of it) hands the whole record to a user program or service.
+fn reads_record(config: &VerifierConfig) -> bool {
+    match config {
+        VerifierConfig::Command(_) | VerifierConfig::Http(_) => true,
+        VerifierConfig::Composite(c) => c.parts.iter().any(|p| reads_record(&p.verifier)),
+        _ => false,
+    }
 }
 
 /// The reference kind a verifier config reads.
 pub fn kind_of(config: &VerifierConfig) -> Kind {
-    match config {
-        VerifierConfig::Math(_) => Kind::Math,
-        VerifierConfig::Code(_) => Kind::Code,
-        VerifierConfig::Rubric(_) => Kind::Rubric,
-    }
+    config.kind()
 }
 
 /// Verifies `texts[i]` against `refs[i]`, in parallel, each within the verifier's own item
@@ -41,7 +61,9 @@ pub fn verify_texts(
 }
 
 /// Scores samples of `dataset` (`Sample::example` indexes it) with `verifier`: sets `reward`,
-/// `passed` and `extracted` on each, returns the rewards, and counts failures in `m`.
+/// `passed` and `extracted` on each, returns the rewards, and counts failures in `m`. A
+/// `composite` verifier's part rewards are logged as `reward/part/<name>`: the mean over every
+/// sample the step scored (all dynamic-sampling rounds), whose count is `verify/part_samples`.
 pub fn score(
     verifier: &Arc<dyn Verifier>,
     config: &VerifierConfig,
@@ -64,12 +86,24 @@ pub fn score(
     let verdicts = verify_batch(Arc::clone(verifier), &items, config.item_time_limit());
     let mut rewards = vec![0.0f32; samples.len()];
     let (mut errors, mut timeouts) = (samples.len() - idx.len(), 0usize);
+    let mut part_sums: Vec<(String, f64, usize)> = Vec::new();
     for (i, v) in idx.into_iter().zip(verdicts) {
+        for p in &v.parts {
+            match part_sums.iter_mut().find(|(name, ..)| *name == p.name) {
+                Some((_, sum, n)) => {
+                    *sum += f64::from(p.reward);
+                    *n += 1;
+                }
+                None => part_sums.push((p.name.clone(), f64::from(p.reward), 1)),
+            }
+        }
         samples[i].passed = v.passed;
         samples[i].extracted = v.extracted.clone();
         match v.outcome {
             Outcome::Timeout => timeouts += 1,
-            Outcome::Crashed => errors += 1,
+            // A program that crashed, or a verifier that could not judge (a bad reply of a
+            // reward program or service, a sandbox failure).
+            Outcome::Crashed | Outcome::Error => errors += 1,
             _ => {}
         }
         rewards[i] = if v.reward.is_finite() {
@@ -85,6 +119,17 @@ pub fn score(
     }
     *m.entry("verify/errors".into()).or_default() += errors as f64;
     *m.entry("verify/timeouts".into()).or_default() += timeouts as f64;
+    if let Some(&(_, _, n)) = part_sums.first() {
+        // Every part is scored on the same samples; earlier calls of this step are folded in.
+        let before = m.get("verify/part_samples").copied().unwrap_or(0.0);
+        let after = before + n as f64;
+        for (name, sum, _) in part_sums {
+            let key = format!("reward/part/{name}");
+            let old = m.get(&key).copied().unwrap_or(0.0);
+            m.insert(key, (old * before + sum) / after);
+        }
+        m.insert("verify/part_samples".into(), after);
+    }
     for (s, r) in samples.iter_mut().zip(&rewards) {
         s.reward = *r;
     }

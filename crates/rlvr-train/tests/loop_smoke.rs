@@ -27,6 +27,8 @@ fn a_few_steps_of_the_real_loop() {
             "response/length_mean",
             "optim/grad_norm",
             "time/rollout_s",
+            "time/step_s",
+            "memory/peak_rss_mb",
         ] {
             let v = m
                 .get(key)
@@ -35,6 +37,8 @@ fn a_few_steps_of_the_real_loop() {
         }
         // Two mini-batches per step, each one optimizer update.
         assert_eq!(m["optim/updates"], 2.0);
+        assert!(m["time/step_s"] >= m["time/rollout_s"] + m["time/update_s"]);
+        assert!(m["memory/peak_rss_mb"] > 1.0, "{m:?}");
     }
     assert!(
         history[1].1.contains_key("eval/accuracy") && history[3].1.contains_key("eval/accuracy")

@@ -14,7 +14,11 @@ const WORKERS_PER_CPU: usize = 2;
 /// How often the watcher looks for items that ran past their limit.
 const WATCH_TICK: Duration = Duration::from_millis(5);
 
-/// Scores `items` on two worker threads per logical CPU, each item limited to `timeout`.
+/// Scores `items` on two worker threads per logical CPU, each call limited to `timeout`.
+///
+/// Items are handed out in chunks of [`Verifier::chunk_size`] consecutive items (one item for
+/// every built-in verifier; a batch of requests for `http`), each scored by one
+/// [`Verifier::verify_chunk`] call. The limit applies to each call: one item, or one chunk.
 ///
 /// Pass [`crate::VerifierConfig::item_time_limit`] as `timeout`: for code that is the sandbox's
 /// wall-clock limit plus its kill grace, so a worker is only abandoned when its sandbox has
@@ -36,15 +40,18 @@ pub fn verify_batch(
     if n == 0 {
         return Vec::new();
     }
+    let chunk = verifier.chunk_size().max(1);
+    let units = n.div_ceil(chunk);
     let shared = Arc::new(Shared {
         items: items.to_vec(),
+        chunk,
         next: AtomicUsize::new(0),
-        started: Mutex::new(vec![None; n]),
+        started: Mutex::new(vec![None; units]),
         stop: AtomicBool::new(false),
     });
     let (tx, rx) = mpsc::channel::<(usize, Verdict)>();
     let workers =
-        (WORKERS_PER_CPU * std::thread::available_parallelism().map_or(2, |p| p.get())).min(n);
+        (WORKERS_PER_CPU * std::thread::available_parallelism().map_or(2, |p| p.get())).min(units);
     for _ in 0..workers {
         spawn_worker(&shared, &verifier, &tx);
     }
@@ -64,22 +71,27 @@ pub fn verify_batch(
         let now = Instant::now();
         let mut late = Vec::new();
         if let Ok(started) = shared.started.lock() {
-            for (i, s) in started.iter().enumerate() {
-                if out[i].is_none() && s.is_some_and(|t| now.duration_since(t) > timeout) {
-                    late.push(i);
+            for (u, s) in started.iter().enumerate() {
+                let open = (u * chunk..((u + 1) * chunk).min(n)).any(|i| out[i].is_none());
+                if open && s.is_some_and(|t| now.duration_since(t) > timeout) {
+                    late.push(u);
                 }
             }
         }
-        for i in late {
-            out[i] = Some(Verdict::zero(
-                Outcome::Timeout,
-                format!(
-                    "item ran past the batch limit of {:.1} s",
-                    timeout.as_secs_f64()
-                ),
-            ));
-            done += 1;
-            // The worker holding item i is stuck; replace it so the queue keeps moving.
+        for u in late {
+            for slot in &mut out[u * chunk..((u + 1) * chunk).min(n)] {
+                if slot.is_none() {
+                    *slot = Some(Verdict::zero(
+                        Outcome::Timeout,
+                        format!(
+                            "item ran past the batch limit of {:.1} s",
+                            timeout.as_secs_f64()
+                        ),
+                    ));
+                    done += 1;
+                }
+            }
+            // The worker holding unit u is stuck; replace it so the queue keeps moving.
             spawn_worker(&shared, &verifier, &tx);
         }
     }
@@ -91,7 +103,11 @@ pub fn verify_batch(
 
 struct Shared {
     items: Vec<(String, Reference)>,
+    /// Items per unit of work (the verifier's chunk size).
+    chunk: usize,
+    /// The next unit to hand out.
     next: AtomicUsize,
+    /// When each unit started.
     started: Mutex<Vec<Option<Instant>>>,
     stop: AtomicBool,
 }
@@ -104,19 +120,38 @@ fn spawn_worker(
     let (shared, verifier, tx) = (Arc::clone(shared), Arc::clone(verifier), tx.clone());
     std::thread::spawn(move || {
         while !shared.stop.load(Ordering::Relaxed) {
-            let i = shared.next.fetch_add(1, Ordering::Relaxed);
-            let Some((response, reference)) = shared.items.get(i) else {
+            let u = shared.next.fetch_add(1, Ordering::Relaxed);
+            let first = u.saturating_mul(shared.chunk);
+            if first >= shared.items.len() {
                 return;
-            };
-            if let Ok(mut started) = shared.started.lock() {
-                started[i] = Some(Instant::now());
             }
-            let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                verifier.verify(response, reference)
-            }))
-            .unwrap_or_else(|_| Verdict::zero(Outcome::Error, "verifier panicked"));
-            if tx.send((i, verdict)).is_err() {
-                return;
+            let end = (first + shared.chunk).min(shared.items.len());
+            if let Ok(mut started) = shared.started.lock() {
+                started[u] = Some(Instant::now());
+            }
+            let chunk = &shared.items[first..end];
+            let verdicts = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                verifier.verify_chunk(chunk)
+            }));
+            let verdicts = match verdicts {
+                Ok(v) if v.len() == chunk.len() => v,
+                Ok(v) => vec![
+                    Verdict::zero(
+                        Outcome::Error,
+                        format!(
+                            "verifier returned {} verdicts for a chunk of {} items",
+                            v.len(),
+                            chunk.len()
+                        ),
+                    );
+                    chunk.len()
+                ],
+                Err(_) => vec![Verdict::zero(Outcome::Error, "verifier panicked"); chunk.len()],
+            };
+            for (k, verdict) in verdicts.into_iter().enumerate() {
+                if tx.send((first + k, verdict)).is_err() {
+                    return;
+                }
             }
         }
     });

@@ -6,7 +6,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::sandbox::{KILL_GRACE, Sandbox, SandboxConfig};
+use crate::sandbox_fusion::SandboxFusionClient;
 use crate::{CodeReference, Outcome, Reference, Verdict, Verifier};
+
+/// Where programs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodeBackend {
+    /// The local [`crate::sandbox`] (two processes, OS isolation).
+    #[default]
+    Local,
+    /// A SandboxFusion-compatible server at `sandbox_url` ([`crate::sandbox_fusion`]).
+    SandboxFusion,
+}
 
 /// How passed tests become a reward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -32,9 +44,20 @@ pub struct CodeConfig {
     /// Reward mapping (default `fraction`).
     #[serde(default)]
     pub reward: RewardMode,
-    /// Sandbox limits.
+    /// Sandbox limits (local backend).
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// Where programs run (default `local`).
+    #[serde(default)]
+    pub backend: CodeBackend,
+    /// Base URL of the SandboxFusion-compatible server (`http://host:port`), required by
+    /// `backend = "sandbox_fusion"`.
+    #[serde(default)]
+    pub sandbox_url: Option<String>,
+    /// Limit of one request to the server, seconds (default `timeout_s` + 10: the run, the
+    /// server's kill and the transfer).
+    #[serde(default)]
+    pub request_timeout_s: Option<f64>,
 }
 
 /// Largest accepted wall-clock limit of one run, seconds.
@@ -50,6 +73,9 @@ impl Default for CodeConfig {
             timeout_s: default_timeout(),
             reward: RewardMode::default(),
             sandbox: SandboxConfig::default(),
+            backend: CodeBackend::default(),
+            sandbox_url: None,
+            request_timeout_s: None,
         }
     }
 }
@@ -58,8 +84,25 @@ impl CodeConfig {
     /// The per-item limit for [`crate::verify_batch`]: the run's wall-clock limit plus the time
     /// the sandbox may need to kill and reap ([`KILL_GRACE`]), so a batch never abandons a
     /// worker whose sandbox is still within its own limit.
+    ///
+    /// With `backend = "sandbox_fusion"` it is the request limit plus one second, so the batch
+    /// never abandons a request the client is still waiting for.
     pub fn item_time_limit(&self) -> Duration {
-        Duration::from_secs_f64(self.timeout_s.clamp(0.0, MAX_TIMEOUT_S)) + KILL_GRACE
+        match self.backend {
+            CodeBackend::Local => {
+                Duration::from_secs_f64(self.timeout_s.clamp(0.0, MAX_TIMEOUT_S)) + KILL_GRACE
+            }
+            CodeBackend::SandboxFusion => self.request_timeout() + Duration::from_secs(1),
+        }
+    }
+
+    /// The limit of one request to the remote server ([`CodeConfig::request_timeout_s`]).
+    pub fn request_timeout(&self) -> Duration {
+        let t = self
+            .request_timeout_s
+            .unwrap_or(self.timeout_s + 10.0)
+            .clamp(0.0, 2.0 * MAX_TIMEOUT_S);
+        Duration::from_secs_f64(t)
     }
 
     /// Validates the knobs, finds the interpreter and probes the isolation.
@@ -68,6 +111,9 @@ impl CodeConfig {
     /// [`crate::Error::InvalidConfig`] for a non-positive timeout or a zero limit;
     /// [`crate::Error::Sandbox`] when no interpreter starts, or when the isolation the host
     /// offers lacks a layer of `sandbox.require` and `sandbox.allow_weak_sandbox` is off.
+    /// With `backend = "sandbox_fusion"` no local interpreter is needed; instead the server
+    /// must run a probe program, else [`crate::Error::InvalidConfig`] names
+    /// `verifier.sandbox_url`.
     pub fn init(&self) -> crate::Result<CodeVerifier> {
         if !(self.timeout_s.is_finite() && self.timeout_s > 0.0 && self.timeout_s <= MAX_TIMEOUT_S)
         {
@@ -76,9 +122,44 @@ impl CodeConfig {
                 reason: format!("{} must be in (0, 3600]", self.timeout_s),
             });
         }
+        if self.backend == CodeBackend::Local {
+            return Ok(CodeVerifier {
+                config: self.clone(),
+                sandbox: Some(Sandbox::new(&self.sandbox)?),
+                remote: None,
+            });
+        }
+        let bad_url = |reason: String| crate::Error::InvalidConfig {
+            field: "verifier.sandbox_url".into(),
+            reason,
+        };
+        let url = match self.sandbox_url.as_deref().map(str::trim) {
+            None | Some("") => {
+                return Err(bad_url(
+                    "backend = \"sandbox_fusion\" needs the server's base URL".into(),
+                ));
+            }
+            Some(u) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                return Err(bad_url(format!("`{u}` is not an http:// or https:// URL")));
+            }
+            Some(u) => u,
+        };
+        if let Some(t) = self.request_timeout_s
+            && !(t.is_finite() && t > 0.0 && t <= 2.0 * MAX_TIMEOUT_S)
+        {
+            return Err(crate::Error::InvalidConfig {
+                field: "verifier.request_timeout_s".into(),
+                reason: format!("{t} must be in (0, 7200]"),
+            });
+        }
+        let client = SandboxFusionClient::new(url, self.request_timeout());
+        client
+            .probe()
+            .map_err(|e| bad_url(format!("the server does not run code: {e}")))?;
         Ok(CodeVerifier {
             config: self.clone(),
-            sandbox: Sandbox::new(&self.sandbox)?,
+            sandbox: None,
+            remote: Some(client),
         })
     }
 }
@@ -95,13 +176,20 @@ impl CodeConfig {
 #[derive(Debug, Clone)]
 pub struct CodeVerifier {
     config: CodeConfig,
-    sandbox: Sandbox,
+    sandbox: Option<Sandbox>,
+    remote: Option<SandboxFusionClient>,
 }
 
 impl CodeVerifier {
-    /// The sandbox this verifier runs programs in (to report its isolation).
-    pub fn sandbox(&self) -> &Sandbox {
-        &self.sandbox
+    /// The local sandbox this verifier runs programs in (to report its isolation); `None` with
+    /// `backend = "sandbox_fusion"`.
+    pub fn sandbox(&self) -> Option<&Sandbox> {
+        self.sandbox.as_ref()
+    }
+
+    /// The remote server's client with `backend = "sandbox_fusion"`.
+    pub fn remote(&self) -> Option<&SandboxFusionClient> {
+        self.remote.as_ref()
     }
 
     /// The per-item limit for [`crate::verify_batch`] ([`CodeConfig::item_time_limit`]).
@@ -140,7 +228,8 @@ pub fn extract_program(response: &str) -> String {
     }
 }
 
-fn nonce() -> String {
+/// 128 random bits in hex: the verdict channel's secret of one run.
+pub(crate) fn nonce() -> String {
     let mut bytes = [0u8; 16];
     // SAFETY: getrandom fills the buffer it is given.
     let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
@@ -158,14 +247,53 @@ fn nonce() -> String {
 
 /// What the checker's report channel said, parsed strictly.
 #[derive(Debug, Default)]
-struct Report {
+pub(crate) struct Report {
     /// Per test: passed, result name, message.
-    results: Vec<Option<(bool, String, String)>>,
+    pub(crate) results: Vec<Option<(bool, String, String)>>,
     /// The runner's view of seccomp and `NO_NEW_PRIVS` (from `/proc/self/status`).
-    hello: Option<(i64, i64)>,
-    done: bool,
+    pub(crate) hello: Option<(i64, i64)>,
+    /// The report ended with `done` (or `violation`).
+    pub(crate) done: bool,
     /// The first protocol violation, if any (reward 0).
-    violation: Option<String>,
+    pub(crate) violation: Option<String>,
+}
+
+/// Outcome, reward and number of passed tests of a parsed report (both backends): a timeout
+/// keeps the partial credit of the tests reported before it; a violation, a missing test or a
+/// missing `done` is a crash worth 0.
+pub(crate) fn score(
+    report: &Report,
+    timed_out: bool,
+    n: usize,
+    mode: RewardMode,
+) -> (Outcome, f32, usize) {
+    let passed = report
+        .results
+        .iter()
+        .filter(|t| matches!(t, Some((true, _, _))))
+        .count();
+    let all_reported = report.results.iter().all(Option::is_some);
+    let outcome = if timed_out {
+        Outcome::Timeout
+    } else if report.violation.is_some() || !report.done || !all_reported {
+        Outcome::Crashed
+    } else if passed == n {
+        Outcome::Correct
+    } else if passed > 0 {
+        Outcome::Partial
+    } else {
+        Outcome::Wrong
+    };
+    let reward = match (outcome, mode) {
+        (Outcome::Correct, _) => 1.0,
+        (Outcome::Partial | Outcome::Timeout, RewardMode::Fraction)
+            if report.violation.is_none() =>
+        {
+            passed as f32 / n as f32
+        }
+        _ => 0.0,
+    };
+    (outcome, reward, passed)
 }
 
 /// Parses the checker's lines: `hello` first, one `test` line per index, then `done` (or
@@ -254,6 +382,13 @@ impl CodeVerifier {
         }
         let program = format!("{}{}", r.prefix, extract_program(response));
         let nonce = nonce();
+        let sandbox = match (&self.sandbox, &self.remote) {
+            (Some(s), _) => s,
+            (None, Some(remote)) => {
+                return remote.verify(program, r, self.run_limit(r), self.config.reward, &nonce);
+            }
+            (None, None) => return Verdict::zero(Outcome::Error, "code verifier has no backend"),
+        };
         let spec = json!({
             "nonce": nonce,
             "program": program,
@@ -263,15 +398,12 @@ impl CodeVerifier {
             "entry_point": r.entry_point,
             "io_cases": r.io_cases,
         });
-        let out = match self
-            .sandbox
-            .check(spec.to_string().as_bytes(), self.run_limit(r))
-        {
+        let out = match sandbox.check(spec.to_string().as_bytes(), self.run_limit(r)) {
             Ok(out) => out,
             Err(e) => return Verdict::zero(Outcome::Error, e.to_string()),
         };
         let report = parse_report(&out.channel, &nonce, n);
-        let iso = self.sandbox.isolation();
+        let iso = sandbox.isolation();
         // The runner confirms the kernel's view before the program exists; a run whose filter
         // is not in force is the verifier's failure, not the program's.
         let layers_ok = match report.hello {
@@ -280,38 +412,13 @@ impl CodeVerifier {
             }
             None => true,
         };
-        let passed = report
-            .results
-            .iter()
-            .filter(|t| matches!(t, Some((true, _, _))))
-            .count();
-        let all_reported = report.results.iter().all(Option::is_some);
-        let outcome = if !layers_ok {
-            Outcome::Error
-        } else if out.timed_out {
-            Outcome::Timeout
-        } else if report.violation.is_some()
-            || report.hello.is_none()
-            || !report.done
-            || !all_reported
-        {
-            Outcome::Crashed
-        } else if passed == n {
-            Outcome::Correct
-        } else if passed > 0 {
-            Outcome::Partial
-        } else {
-            Outcome::Wrong
-        };
-        let reward = match (outcome, self.config.reward) {
-            (Outcome::Correct, _) => 1.0,
-            (Outcome::Partial | Outcome::Timeout, RewardMode::Fraction)
-                if report.violation.is_none() =>
-            {
-                passed as f32 / n as f32
-            }
-            _ => 0.0,
-        };
+        let (mut outcome, mut reward, passed) =
+            score(&report, out.timed_out, n, self.config.reward);
+        if !layers_ok {
+            (outcome, reward) = (Outcome::Error, 0.0);
+        } else if !out.timed_out && report.hello.is_none() {
+            (outcome, reward) = (Outcome::Crashed, 0.0);
+        }
         let tail = |b: &[u8]| {
             let s = String::from_utf8_lossy(b);
             let start = s.char_indices().rev().nth(1500).map_or(0, |(k, _)| k);

@@ -2,13 +2,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{CodeConfig, MathConfig, Result, RubricConfig, Verifier};
+use crate::composite::CompositeConfig;
+use crate::external::{CommandConfig, HttpConfig};
+use crate::{CodeConfig, Kind, MathConfig, Reference, Result, RubricConfig, Verifier};
 
 /// Which verifier to use and its knobs, as written in a run's TOML:
 ///
 /// ```toml
 /// [verifier]
-/// kind = "math"        # or "code", "rubric"; an unknown kind lists the valid ones
+/// kind = "math"        # or "code", "rubric", "command", "http", "composite"; an unknown kind
+///                      # lists the valid ones
 /// rel_tol = 1e-6
 /// fallback = "last_number"
 /// ```
@@ -21,6 +24,12 @@ pub enum VerifierConfig {
     Code(CodeConfig),
     /// [`crate::RubricVerifier`].
     Rubric(RubricConfig),
+    /// [`crate::external::CommandVerifier`]: a user program over JSON Lines.
+    Command(CommandConfig),
+    /// [`crate::external::HttpVerifier`]: a remote reward service (OpenRLHF's remote RM).
+    Http(HttpConfig),
+    /// [`crate::composite::CompositeVerifier`]: a weighted sum of other verifiers.
+    Composite(CompositeConfig),
 }
 
 impl VerifierConfig {
@@ -31,22 +40,56 @@ impl VerifierConfig {
     ///
     /// # Errors
     /// [`crate::Error::InvalidConfig`] naming the bad field; for `code`,
-    /// [`crate::Error::Sandbox`] when no Python interpreter can be started.
+    /// [`crate::Error::Sandbox`] when no Python interpreter can be started; for `command`, a
+    /// program that cannot be started (`verifier.command`).
     pub fn build(&self) -> Result<Box<dyn Verifier>> {
         Ok(match self {
             VerifierConfig::Math(c) => Box::new(c.init()?),
             VerifierConfig::Code(c) => Box::new(c.init()?),
             VerifierConfig::Rubric(c) => Box::new(c.init()?),
+            VerifierConfig::Command(c) => Box::new(c.init()?),
+            VerifierConfig::Http(c) => Box::new(c.init()?),
+            VerifierConfig::Composite(c) => Box::new(c.init()?),
         })
+    }
+
+    /// The kind of this config.
+    pub fn kind(&self) -> Kind {
+        match self {
+            VerifierConfig::Math(_) => Kind::Math,
+            VerifierConfig::Code(_) => Kind::Code,
+            VerifierConfig::Rubric(_) => Kind::Rubric,
+            VerifierConfig::Command(_) => Kind::Command,
+            VerifierConfig::Http(_) => Kind::Http,
+            VerifierConfig::Composite(_) => Kind::Composite,
+        }
+    }
+
+    /// The reference a verifier built from this config needs, read from a dataset record:
+    /// [`Reference::from_record`] of [`VerifierConfig::kind`], or for `composite` one reference
+    /// per part.
+    ///
+    /// # Errors
+    /// A message naming the missing or mistyped field (and the part, for `composite`).
+    pub fn reference(&self, record: &serde_json::Value) -> std::result::Result<Reference, String> {
+        match self {
+            VerifierConfig::Composite(c) => c.reference(record),
+            other => Reference::from_record(other.kind(), record),
+        }
     }
 
     /// The per-item limit to pass to [`crate::verify_batch`] for this verifier: for `code`, the
     /// run's wall-clock limit plus [`crate::sandbox::KILL_GRACE`] (one source of truth, so the
     /// batch never abandons a worker whose sandbox is still inside its own limit); for the
-    /// others, [`VerifierConfig::DEFAULT_ITEM_TIME_LIMIT`].
+    /// others, [`VerifierConfig::DEFAULT_ITEM_TIME_LIMIT`]. For `command`, its `timeout_s` plus a
+    /// kill grace; for `http` (which scores chunks), one whole batch call with every retry; for
+    /// `composite`, its parts' limits added up.
     pub fn item_time_limit(&self) -> std::time::Duration {
         match self {
             VerifierConfig::Code(c) => c.item_time_limit(),
+            VerifierConfig::Command(c) => c.item_time_limit(),
+            VerifierConfig::Http(c) => c.item_time_limit(),
+            VerifierConfig::Composite(c) => c.item_time_limit(),
             _ => Self::DEFAULT_ITEM_TIME_LIMIT,
         }
     }
@@ -60,19 +103,39 @@ impl VerifierConfig {
     /// starts or a required layer is missing and `allow_weak_sandbox` is off.
     pub fn isolation(&self) -> Result<Option<crate::sandbox::Isolation>> {
         match self {
-            VerifierConfig::Code(c) => {
+            // A remote backend (`sandbox_fusion`) starts no local sandbox.
+            VerifierConfig::Code(c) if c.backend == crate::CodeBackend::Local => {
                 Ok(Some(crate::sandbox::Sandbox::new(&c.sandbox)?.isolation()))
+            }
+            VerifierConfig::Composite(c) => {
+                for p in &c.parts {
+                    if let Some(i) = p.verifier.isolation()? {
+                        return Ok(Some(i));
+                    }
+                }
+                Ok(None)
             }
             _ => Ok(None),
         }
     }
 
-    /// The default config of a kind.
+    /// The default config of a kind. `command`, `http` and `composite` have no usable default
+    /// (no program, URL or parts): theirs fail [`VerifierConfig::build`] naming the missing
+    /// field.
     pub fn default_for(kind: crate::Kind) -> Self {
         match kind {
             crate::Kind::Math => VerifierConfig::Math(MathConfig::default()),
             crate::Kind::Code => VerifierConfig::Code(CodeConfig::default()),
             crate::Kind::Rubric => VerifierConfig::Rubric(RubricConfig::default()),
+            crate::Kind::Command => VerifierConfig::Command(CommandConfig {
+                command: Vec::new(),
+                timeout_s: 10.0,
+                processes: 0,
+            }),
+            crate::Kind::Http => VerifierConfig::Http(HttpConfig::new("")),
+            crate::Kind::Composite => {
+                VerifierConfig::Composite(CompositeConfig { parts: Vec::new() })
+            }
         }
     }
 }

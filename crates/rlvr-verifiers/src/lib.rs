@@ -13,6 +13,9 @@
 //!   stdin/stdout cases, in a fresh directory with rlimits, namespaces and a verdict channel the
 //!   program cannot forge.
 //! - [`rubric`]: weighted regex / contains / numeric / length / JSON-schema / LLM-judge criteria.
+//! - [`external`]: rewards written in any language: a program fed JSON Lines
+//!   ([`external::command`]) or a remote reward service ([`external::http`]).
+//! - [`composite`]: a weighted sum of other verifiers, each part's reward in the verdict.
 //!
 //! [`VerifierConfig`] is the TOML registry (`[verifier] kind = "math"`), and [`verify_batch`]
 //! scores a batch in parallel with a per-item time limit.
@@ -30,23 +33,30 @@
 
 mod batch;
 pub mod code;
+pub mod composite;
 mod config;
 mod error;
+pub mod external;
 mod jsonl;
 pub mod math;
 mod reference;
 pub mod rubric;
 pub mod sandbox;
+pub mod sandbox_fusion;
+#[cfg(feature = "serve")]
+pub mod serve;
 mod verdict;
 mod verifier;
 
 pub use batch::verify_batch;
-pub use code::{CodeConfig, CodeVerifier, RewardMode};
+pub use code::{CodeBackend, CodeConfig, CodeVerifier, RewardMode};
+pub use composite::{CompositeConfig, CompositeVerifier, PartConfig};
 pub use config::VerifierConfig;
 pub use error::{Error, Result};
+pub use external::{CommandConfig, CommandVerifier, HttpConfig, HttpVerifier};
 pub use jsonl::read_jsonl;
 pub use math::{MathConfig, MathVerifier};
 pub use reference::{CodeReference, IoCase, Kind, Reference};
 pub use rubric::{Criterion, CriterionKind, RubricConfig, RubricVerifier};
-pub use verdict::{Outcome, RewardMap, Verdict};
+pub use verdict::{Outcome, PartVerdict, RewardMap, Verdict};
 pub use verifier::Verifier;

@@ -25,6 +25,18 @@ pub enum Reference {
         /// The criteria; the score is their normalized weighted sum.
         criteria: Vec<Criterion>,
     },
+    /// The whole dataset record, for `command` and `http` rewards: the user's program or
+    /// service reads whatever fields it needs.
+    Record {
+        /// The record (a JSON object: `id`, `prompt`, the task's fields).
+        record: serde_json::Value,
+    },
+    /// One reference per part of a `composite` verifier, in config order (built by
+    /// [`crate::VerifierConfig::reference`], which knows each part's kind).
+    Composite {
+        /// The parts' references.
+        parts: Vec<Reference>,
+    },
 }
 
 /// Tests for a Python program, in one of three styles (they may be combined).
@@ -72,7 +84,8 @@ impl CodeReference {
 }
 
 /// Which verifier a record is meant for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// [`crate::math::MathVerifier`].
@@ -81,6 +94,12 @@ pub enum Kind {
     Code,
     /// [`crate::rubric::RubricVerifier`].
     Rubric,
+    /// [`crate::external::CommandVerifier`]: a user program over stdin/stdout.
+    Command,
+    /// [`crate::external::HttpVerifier`]: a remote reward service.
+    Http,
+    /// [`crate::composite::CompositeVerifier`]: a weighted sum of other verifiers.
+    Composite,
 }
 
 impl Kind {
@@ -90,6 +109,9 @@ impl Kind {
             Kind::Math => "math",
             Kind::Code => "code",
             Kind::Rubric => "rubric",
+            Kind::Command => "command",
+            Kind::Http => "http",
+            Kind::Composite => "composite",
         }
     }
 }
@@ -99,7 +121,9 @@ impl Reference {
     ///
     /// Accepted fields: math `answer`; code `tests` (or MBPP `test_list`), `setup_code` (or
     /// `test_setup_code`), `test` + `entry_point` (HumanEval), `prompt` (prefix, only with
-    /// `prefix_prompt`), `io_cases`, `timeout_s`; rubric `rubric` (or `criteria`).
+    /// `prefix_prompt`), `io_cases`, `timeout_s`; rubric `rubric` (or `criteria`); command and
+    /// http the whole record (a JSON object). A composite reference needs its parts' kinds:
+    /// build it with [`crate::VerifierConfig::reference`].
     ///
     /// # Errors
     /// A message naming the missing or mistyped field.
@@ -164,6 +188,19 @@ impl Reference {
                     .map_err(|e| format!("field `rubric`: {e}"))?;
                 Ok(Reference::Rubric { criteria })
             }
+            Kind::Command | Kind::Http => {
+                if !record.is_object() {
+                    return Err("the record must be a JSON object".into());
+                }
+                Ok(Reference::Record {
+                    record: record.clone(),
+                })
+            }
+            Kind::Composite => Err(
+                "a composite reference is built per part from the verifier config \
+                 (VerifierConfig::reference)"
+                    .into(),
+            ),
         }
     }
 }

@@ -46,6 +46,23 @@ pub struct Verdict {
     pub extracted: Option<String>,
     /// Verifier-specific details (per-test or per-criterion results, reasons).
     pub details: serde_json::Value,
+    /// The parts of a `composite` verdict, in config order (empty for the other kinds): what
+    /// the trainer logs as `reward/part/<name>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartVerdict>,
+}
+
+/// One part's result inside a `composite` [`Verdict`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartVerdict {
+    /// The part's `name` from the config.
+    pub name: String,
+    /// The part's reward in `[0, 1]`, before weighting.
+    pub reward: f32,
+    /// Whether the part passed.
+    pub passed: bool,
+    /// How the part's verification ended.
+    pub outcome: Outcome,
 }
 
 impl Verdict {
@@ -67,6 +84,7 @@ impl Verdict {
             outcome,
             extracted,
             details,
+            parts: Vec::new(),
         }
     }
 

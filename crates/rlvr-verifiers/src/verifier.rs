@@ -24,6 +24,33 @@ pub trait Verifier: Send + Sync {
             .collect()
     }
 
+    /// Most items this verifier scores in one [`Verifier::verify_chunk`] call (default 1: item
+    /// by item). [`crate::verify_batch`] hands out chunks of this size, each under one time limit.
+    fn chunk_size(&self) -> usize {
+        1
+    }
+
+    /// Judges a chunk of at most [`Verifier::chunk_size`] items in one call (a remote service
+    /// scores a whole batch per request); output in input order, one verdict per item. The
+    /// default calls [`Verifier::verify`] on each item in turn.
+    fn verify_chunk(&self, items: &[(String, Reference)]) -> Vec<Verdict> {
+        items
+            .iter()
+            .map(|(response, reference)| self.verify(response, reference))
+            .collect()
+    }
+
+    /// Checks, before any response is scored, that `reference` can ever be matched: a dataset
+    /// row whose reference this verifier cannot use is refused when the run loads its data,
+    /// rather than scored 0 for every response. The default accepts every reference.
+    ///
+    /// # Errors
+    /// A message saying what is wrong with the reference.
+    fn check_reference(&self, reference: &Reference) -> Result<(), String> {
+        let _ = reference;
+        Ok(())
+    }
+
     /// Short name used in reports (`math`, `code`, `rubric`).
     fn name(&self) -> &'static str;
 }

@@ -6,7 +6,7 @@ use burn::tensor::{Bool, Tensor};
 
 use super::knobs::{PgKnobs, RatioLevel, TisMode};
 use super::{LossContext, LossOutput, MethodTerms, Metrics, put};
-use crate::aggregate::{Aggregation, aggregate};
+use crate::aggregate::{Aggregation, aggregate_over};
 use crate::batch::PolicyBatch;
 use crate::error::{Error, Result};
 use crate::kl::kl_per_token;
@@ -188,7 +188,13 @@ pub(crate) fn clipped_pg_loss(
             frac_metric(&tis.raw.greater_elem(knobs.tis_cap), &batch.mask),
         );
     }
-    let pg_loss = aggregate(per_token, &mask, knobs.aggregation, l_norm);
+    let pg_loss = aggregate_over(
+        per_token,
+        &mask,
+        knobs.aggregation,
+        l_norm,
+        ctx.batch_totals,
+    );
     put(&mut metrics, "pg_loss", scalar(pg_loss.clone()));
     let mut loss = pg_loss;
 
@@ -196,7 +202,7 @@ pub(crate) fn clipped_pg_loss(
         let kl = kl_per_token(batch.logp.clone(), ref_logp.clone(), knobs.kl_estimator);
         put(&mut metrics, "kl_ref", mean_metric(&kl, &batch.mask));
         if knobs.kl_coef > 0.0 && !knobs.kl_in_reward {
-            let kl_loss = aggregate(kl, &mask, knobs.aggregation, l_norm);
+            let kl_loss = aggregate_over(kl, &mask, knobs.aggregation, l_norm, ctx.batch_totals);
             put(&mut metrics, "kl_loss", scalar(kl_loss.clone()));
             loss = loss + kl_loss * knobs.kl_coef;
         }
@@ -210,7 +216,13 @@ pub(crate) fn clipped_pg_loss(
     if let Some(entropy) = &batch.entropy {
         put(&mut metrics, "entropy", mean_metric(entropy, &batch.mask));
         if knobs.entropy_coef != 0.0 {
-            let ent = aggregate(entropy.clone(), &mask, knobs.aggregation, l_norm);
+            let ent = aggregate_over(
+                entropy.clone(),
+                &mask,
+                knobs.aggregation,
+                l_norm,
+                ctx.batch_totals,
+            );
             loss = loss - ent * knobs.entropy_coef;
         }
     } else if knobs.entropy_coef != 0.0 {

@@ -27,6 +27,9 @@ pub struct LossContext {
     pub max_response_len: Option<usize>,
     /// Fraction of groups with zero advantage in this batch, copied into the metrics.
     pub zero_adv_group_frac: Option<f64>,
+    /// The denominators of the whole optimizer mini-batch when the batch is one micro-batch of
+    /// it (gradient accumulation): the micro-batch losses then sum to the mini-batch loss.
+    pub batch_totals: Option<crate::aggregate::BatchTotals>,
 }
 
 impl LossContext {
@@ -37,12 +40,20 @@ impl LossContext {
             step,
             max_response_len: None,
             zero_adv_group_frac: None,
+            batch_totals: None,
         }
     }
 
     /// Sets the run's maximum response length.
     pub fn with_max_response_len(mut self, len: usize) -> Self {
         self.max_response_len = Some(len);
+        self
+    }
+
+    /// Marks the batch as a micro-batch of a mini-batch with these denominators
+    /// ([`crate::BatchTotals`]).
+    pub fn with_batch_totals(mut self, totals: crate::aggregate::BatchTotals) -> Self {
+        self.batch_totals = Some(totals);
         self
     }
 

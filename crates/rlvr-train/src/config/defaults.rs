@@ -8,8 +8,8 @@ use rlvr_objectives::{ObjectiveConfig, StagesConfig};
 use super::RunConfig;
 use super::kind_default;
 use super::sections::{
-    CheckpointSection, DataSection, EvalSection, G2dSection, ModelSection, RolloutSection,
-    SftSection, ShortBatch, TrainSection,
+    CheckpointSection, DataSection, EvalSection, G2dSection, LogSection, ModelSection,
+    RolloutSection, SftSection, ShortBatch, TrainSection,
 };
 
 impl Default for RunConfig {
@@ -24,6 +24,7 @@ impl Default for RunConfig {
             train: TrainSection::default(),
             eval: EvalSection::default(),
             checkpoint: CheckpointSection::default(),
+            log: LogSection::default(),
             objective: default_objective(),
             optimizer: kind_default("adamw"),
             verifier: kind_default("math"),
@@ -64,8 +65,14 @@ impl Default for DataSection {
         Self {
             train: PathBuf::from("datasets/arith/train.jsonl"),
             eval: PathBuf::from("datasets/arith/test.jsonl"),
+            train_split: "train".into(),
+            eval_split: "test".into(),
             eval_limit: 0,
             chat_template: false,
+            prompt_field: String::new(),
+            messages_field: "messages".into(),
+            answer_field: String::new(),
+            id_field: String::new(),
         }
     }
 }
@@ -93,6 +100,8 @@ impl Default for TrainSection {
             lr: 3e-5,
             warmup_steps: 5,
             mini_batches: 1,
+            micro_batch_tokens: 0,
+            gradient_checkpointing: false,
             epochs: 1,
             grad_clip: 1.0,
             stage_batches: 1,
@@ -107,6 +116,16 @@ impl Default for EvalSection {
             every: 25,
             max_new_tokens: 8,
             batch_size: 128,
+            k: 1,
+        }
+    }
+}
+
+impl Default for LogSection {
+    fn default() -> Self {
+        Self {
+            tensorboard: true,
+            completions_every: 10,
         }
     }
 }

@@ -22,8 +22,8 @@ use rlvr_verifiers::VerifierConfig;
 use serde::{Deserialize, Serialize};
 
 pub use sections::{
-    CheckpointSection, DataSection, EvalSection, G2dSection, ModelSection, RolloutSection,
-    SftSection, ShortBatch, TrainSection,
+    CheckpointSection, DataSection, EvalSection, G2dSection, LogSection, ModelSection,
+    RolloutSection, SftSection, ShortBatch, TrainSection,
 };
 
 use crate::error::{Error, Result};
@@ -50,6 +50,8 @@ pub struct RunConfig {
     pub eval: EvalSection,
     /// Checkpointing.
     pub checkpoint: CheckpointSection,
+    /// What a run writes for people: TensorBoard events, sampled completions.
+    pub log: LogSection,
     /// The policy objective (rlvr-objectives registry; `kind` = grpo, dapo, dr_grpo, gspo, rloo,
     /// nfpo, owpo, mu_grpo, nsr).
     pub objective: ObjectiveConfig,

@@ -44,19 +44,41 @@ pub struct SftSection {
     pub seed: u64,
 }
 
-/// Training and held-out data (JSONL; see `data.rs` for the line format).
+/// Training and held-out data: JSONL or parquet files, or directories in the HuggingFace Hub
+/// layout (see `data/` for the record format and the layout rules). Every record of both
+/// splits is checked against the verifier when the run starts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DataSection {
-    /// Training prompts.
+    /// Training prompts: a `.jsonl` / `.json` (JSON lines) or `.parquet` file, or a directory
+    /// in the Hub layout (`data/train-00000-of-00002.parquet`, `train.jsonl`, ...).
     pub train: PathBuf,
-    /// Held-out prompts.
+    /// Held-out prompts (a file or a Hub-layout directory, as `train`).
     pub eval: PathBuf,
+    /// The split read when `train` is a directory.
+    pub train_split: String,
+    /// The split read when `eval` is a directory (`test`; `validation` for a Hub dataset that
+    /// has no test split).
+    pub eval_split: String,
     /// Use at most this many held-out prompts (0 = all).
     pub eval_limit: usize,
     /// Render prompts with the tokenizer's chat template (when it has one and a line has
     /// `messages`, or always wrap `prompt` as a user message when this is true).
     pub chat_template: bool,
+    /// The field holding the text prompt (a dotted path reaches into nested objects). Empty:
+    /// `prompt`, else GSM8K's `question`, else MATH's `problem`.
+    pub prompt_field: String,
+    /// The field holding the prompt as chat turns (`[{role, content}]`; used before the text
+    /// prompt when a record has both). verl's parquet files keep them in `prompt`.
+    pub messages_field: String,
+    /// The field holding the gold answer (a dotted path reaches into nested objects, e.g.
+    /// verl's `reward_model.ground_truth`), copied to the field the verifier reads (`answer`
+    /// for math, `tests` for code, `rubric` for rubrics). Empty: the records already use the
+    /// verifier's field names.
+    pub answer_field: String,
+    /// The field holding the record's id. Empty: `id`, else `task_id`, else
+    /// `<file stem>:<line>` (JSONL, from 1) or `<file stem>:<row>` (parquet, from 0).
+    pub id_field: String,
 }
 
 /// Sampling of the responses.
@@ -116,6 +138,16 @@ pub struct TrainSection {
     pub warmup_steps: usize,
     /// Optimizer steps per batch per epoch (the batch is split into this many mini-batches).
     pub mini_batches: usize,
+    /// Gradient accumulation: the most padded tokens (rows × longest row) one forward/backward
+    /// holds. A mini-batch above it is split into micro-batches whose gradients are summed
+    /// before its one optimizer step; each divides by the whole mini-batch's token and sequence
+    /// counts, so the loss and gradient equal the unsplit ones. 0 = off (one pass per
+    /// mini-batch).
+    pub micro_batch_tokens: usize,
+    /// Activation checkpointing of the RL update: burn's balanced strategy recomputes
+    /// memory-bound activations in the backward pass instead of keeping them (same gradients,
+    /// less memory, more time).
+    pub gradient_checkpointing: bool,
     /// Passes over each rollout batch (with `[stages.dgg]` on, its `max_reuse` replaces this and
     /// DGG may stop the passes early).
     pub epochs: usize,
@@ -130,7 +162,7 @@ pub struct TrainSection {
     pub reference_model: bool,
 }
 
-/// Held-out evaluation (greedy decoding).
+/// Held-out evaluation (greedy decoding; with `k` > 1 also k samples per prompt for pass@k).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EvalSection {
@@ -140,6 +172,22 @@ pub struct EvalSection {
     pub max_new_tokens: usize,
     /// Prompts per generation batch.
     pub batch_size: usize,
+    /// Samples per held-out prompt for the unbiased pass@k (1 = greedy pass@1 only). Above 1,
+    /// each evaluation also samples k responses per prompt at the rollout temperature (and
+    /// top-p / top-k) and logs `eval/pass@k` and the sampled pass@1 `eval/sampled_pass@1`.
+    pub k: usize,
+}
+
+/// What a run writes for people to look at, beside `metrics.jsonl`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSection {
+    /// Write every metric of every step as a TensorBoard scalar to
+    /// `<run>/tb/events.out.tfevents.<time>.<host>` (`tensorboard --logdir runs/`).
+    pub tensorboard: bool,
+    /// Write the sampled completions of every N-th step (prompt, response, reward, advantage,
+    /// verdict, extracted answer) to `<run>/completions/step-<k>.jsonl` and `.md` (0 = never).
+    pub completions_every: usize,
 }
 
 /// Checkpointing.

@@ -14,6 +14,7 @@ impl RunConfig {
     /// [`Error::Config`] naming the offending key.
     pub fn validate(&self) -> Result<()> {
         self.check_ranges()?;
+        self.check_data()?;
         self.check_objective()?;
         self.check_stages()
     }
@@ -42,6 +43,9 @@ impl RunConfig {
         if !(self.rollout.top_p > 0.0 && self.rollout.top_p <= 1.0) {
             return bad("rollout.top_p must be in (0, 1]");
         }
+        if self.eval.k == 0 {
+            return bad("eval.k must be at least 1 (1 = greedy pass@1 only)");
+        }
         if self.g2d.epochs == 0 || self.g2d.batch_size == 0 {
             return bad("g2d.epochs and g2d.batch_size must be positive");
         }
@@ -53,6 +57,85 @@ impl RunConfig {
             .validate()
             .and_then(|()| self.g2d.dpo().validate())
             .map_err(|e| Error::Config(format!("g2d: {e}")))
+    }
+
+    fn check_data(&self) -> Result<()> {
+        let d = &self.data;
+        for (key, split) in [
+            ("train_split", &d.train_split),
+            ("eval_split", &d.eval_split),
+        ] {
+            if split.trim().is_empty() || split.contains(['/', '\\']) {
+                return Err(Error::Config(format!(
+                    "data.{key} = {split:?}: a split name (`train`, `test`, `validation`, ...) \
+                     is needed to pick a directory's files"
+                )));
+            }
+        }
+        let fields = [
+            ("prompt_field", &d.prompt_field),
+            ("messages_field", &d.messages_field),
+            ("answer_field", &d.answer_field),
+            ("id_field", &d.id_field),
+        ];
+        for (key, path) in fields {
+            let malformed = path.split('.').any(|part| part.trim().is_empty());
+            if malformed && !(path.is_empty() && key != "messages_field") {
+                return Err(Error::Config(format!(
+                    "data.{key} = {path:?}: a field name, or a dotted path `a.b` into nested \
+                     objects, is needed{}",
+                    if key == "messages_field" {
+                        " (chat turns are read from it; the default is \"messages\")"
+                    } else {
+                        " (or \"\" for the default)"
+                    }
+                )));
+            }
+        }
+        let same = |a: &str, b: &str| !a.is_empty() && a == b;
+        if same(&d.prompt_field, &d.messages_field) {
+            return Err(Error::Config(format!(
+                "data.prompt_field and data.messages_field are both {:?}: one field cannot be \
+                 both the text prompt and the chat turns",
+                d.prompt_field
+            )));
+        }
+        for (key, other) in [
+            ("prompt_field", &d.prompt_field),
+            ("messages_field", &d.messages_field),
+        ] {
+            if same(&d.answer_field, other) {
+                return Err(Error::Config(format!(
+                    "data.answer_field and data.{key} are both {other:?}: the gold answer would \
+                     be the prompt itself"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Gradient accumulation is exact when every micro-batch divides by the mini-batch's
+    /// response-token counts; losses that remove tokens by the current policy's ratios or draw
+    /// random numbers per batch shape would see a different loss when split.
+    fn check_micro_batches(&self) -> Result<()> {
+        let kind = self.objective.name();
+        let split_changes_loss = match kind {
+            "mu_grpo" => Some("its veto removes tokens by the current ratios"),
+            "nsr" => Some("its random draws are made per batch shape"),
+            _ if self.objective.common().tis == TisMode::Mask => {
+                Some("objective.tis = \"mask\" removes tokens from the denominators")
+            }
+            _ => None,
+        };
+        match split_changes_loss {
+            Some(why) => Err(Error::Config(format!(
+                "train.micro_batch_tokens = {} splits mini-batches for gradient accumulation, \
+                 and objective.kind = \"{kind}\" cannot be split exactly ({why}): set \
+                 train.micro_batch_tokens = 0 or use train.mini_batches",
+                self.train.micro_batch_tokens
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn check_objective(&self) -> Result<()> {
@@ -81,6 +164,9 @@ impl RunConfig {
                 "objective.kl_in_reward = true puts -kl_coef * KL into the reward, and \
                  objective.kl_coef = 0: set a positive kl_coef or kl_in_reward = false",
             );
+        }
+        if self.train.micro_batch_tokens > 0 {
+            self.check_micro_batches()?;
         }
         let truncated = self.rollout.top_p < 1.0 || self.rollout.top_k > 0;
         if k.tis != TisMode::Off && !truncated {

@@ -177,7 +177,7 @@ fn cache_key(config: &RunConfig) -> Result<u64> {
     // `sft.seed` sits where the run seed was before it had its own field, so the default
     // run's cache key (both 0) is unchanged.
     (model, sft, config.sft.seed, ALPHABET).hash(&mut h);
-    let data = std::fs::read(&config.data.train).map_err(|e| Error::io(&config.data.train, e))?;
+    let data = crate::data::train_fingerprint(&config.data)?;
     data.hash(&mut h);
     Ok(h.finish())
 }

@@ -14,3 +14,16 @@ pub fn default_device() -> Device {
     let device = Device::flex();
     device.autodiff()
 }
+
+/// [`default_device`] for the RL update, with burn's balanced gradient checkpointing when
+/// `gradient_checkpointing` is on (`train.gradient_checkpointing`): memory-bound activations
+/// (element-wise ops) are recomputed in the backward pass instead of kept, compute-bound ones
+/// (matrix products) stay cached. The gradients are the same; peak memory and step time change.
+pub fn training_device(gradient_checkpointing: bool) -> Device {
+    let device = default_device();
+    if gradient_checkpointing {
+        device.gradient_checkpointing()
+    } else {
+        device
+    }
+}

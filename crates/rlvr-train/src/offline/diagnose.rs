@@ -24,7 +24,6 @@ use serde::Serialize;
 use super::params::flat_grads;
 use crate::batch::{Sample, pack};
 use crate::config::RunConfig;
-use crate::data::load_jsonl;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::model::bundled::load_dir;
@@ -169,10 +168,7 @@ pub fn diagnose(
         )));
     }
     let device = crate::model::device::default_device();
-    let mut examples = load_jsonl(data)?;
-    if limit > 0 {
-        examples.truncate(limit);
-    }
+    let examples = crate::run::load::load_split(config, data, &config.data.eval_split, limit)?;
     let base = load_dir(model, &device)?;
     let tr = Trainer::new(
         config.clone(),

@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::batch::{Sample, pack};
 use crate::config::RunConfig;
-use crate::data::load_jsonl;
 use crate::error::{Error, Result};
 use crate::metrics::{Metrics, MetricsLog};
 use crate::model::bundled::{base_policy, load_dir};
@@ -65,11 +64,7 @@ pub struct CollectStats {
 /// Builds the trainer around `model` (a HF directory) or the run's base policy.
 fn trainer(config: &RunConfig, model: Option<&Path>) -> Result<Trainer> {
     let device = crate::model::device::default_device();
-    let train_set = load_jsonl(&config.data.train)?;
-    let mut eval_set = load_jsonl(&config.data.eval)?;
-    if config.data.eval_limit > 0 {
-        eval_set.truncate(config.data.eval_limit);
-    }
+    let (train_set, eval_set) = crate::run::load::load_data(config)?;
     let base = match model {
         Some(dir) => load_dir(dir, &device)?,
         None => base_policy(config, &train_set, &eval_set, &device)?,

@@ -59,9 +59,9 @@ pub fn compare(
                 out.join(format!("{name}-seed{seed}")).display()
             ));
             let config = RunConfig::load(Some(path), &sets)?;
-            eprintln!("compare: {name}, seed {seed}");
+            tracing::info!("compare: {name}, seed {seed}");
             let o = train(config, &RunOptions::default())?;
-            eprintln!(
+            tracing::info!(
                 "compare: {name}, seed {seed}: {:.1}% -> {:.1}% in {:.0} s",
                 100.0 * o.base_accuracy,
                 100.0 * o.final_accuracy,

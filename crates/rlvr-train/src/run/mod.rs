@@ -2,6 +2,8 @@
 //! progress, metrics, evaluations and checkpoints, then evaluate, report and save.
 
 pub mod compare;
+pub mod completions;
+pub mod load;
 pub mod report;
 
 use std::path::{Path, PathBuf};
@@ -10,18 +12,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use burn::module::Module;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 use crate::checkpoint;
 use crate::config::RunConfig;
-use crate::data::load_jsonl;
 use crate::error::{Error, Result};
-use crate::eval::{evaluate, summarize};
+use crate::eval::{EvalSummary, evaluate, summarize};
 use crate::metrics::{Metrics, MetricsLog, read_metrics};
 use crate::model::bundled::{base_policy, load_dir};
 use crate::model::device;
-use crate::step::rl_step;
-use crate::step::rollout::generation_config;
+use crate::progress;
+use crate::step::rl_step_with_batch;
+use crate::step::rollout::{generation_config, step_seed};
+use crate::tensorboard::EventWriter;
 use crate::trainer::Trainer;
 use report::write_report;
 
@@ -61,12 +64,8 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         .clone()
         .unwrap_or_else(|| default_run_dir(&config));
     std::fs::create_dir_all(&run_dir).map_err(|e| Error::io(&run_dir, e))?;
-    let dev = device::default_device();
-    let train_set = load_jsonl(&config.data.train)?;
-    let mut eval_set = load_jsonl(&config.data.eval)?;
-    if config.data.eval_limit > 0 {
-        eval_set.truncate(config.data.eval_limit);
-    }
+    let dev = device::training_device(config.train.gradient_checkpointing);
+    let (train_set, eval_set) = load::load_data(&config)?;
 
     let resume_from = match &opts.resume {
         Some(dir) => Some(checkpoint::latest(dir)?.ok_or_else(|| {
@@ -80,7 +79,7 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
     // A code verifier probes its sandbox here, before the warm start: a host that lacks a
     // required isolation layer stops the run now, and the log says which layers it got.
     if let Some(isolation) = config.verifier.isolation()? {
-        eprintln!("verifier: code sandbox isolation: {isolation}");
+        tracing::info!("verifier: code sandbox isolation: {isolation}");
     }
     let base = match &resume_from {
         Some(ckpt) => load_dir(ckpt, &dev)?,
@@ -98,22 +97,33 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
     )?;
     if let Some(ckpt) = &resume_from {
         tr.restore(ckpt)?;
-        eprintln!("resumed {} at step {}", run_dir.display(), tr.state.step);
+        tracing::info!("resumed {} at step {}", run_dir.display(), tr.state.step);
     }
     let mut log = MetricsLog::open(
         &run_dir.join("metrics.jsonl"),
         resume_from.as_ref().map(|_| tr.state.step),
     )?;
+    // A resumed run starts a new events file that restarts at its first step.
+    let mut tb = if tr.config.log.tensorboard {
+        let restart = resume_from.as_ref().map(|_| tr.state.step + 1);
+        Some(EventWriter::create(&run_dir.join("tb"), restart)?)
+    } else {
+        None
+    };
+    let completions_dir = run_dir.join("completions");
 
     let base_accuracy = match tr.state.base_accuracy {
         Some(a) => a,
         None => {
             let a = greedy_accuracy(&tr, &run_dir.join("eval-base.jsonl"))?;
-            eprintln!(
+            tracing::info!(
                 "base policy: held-out accuracy {:.1}% ({} prompts)",
                 100.0 * a,
                 tr.eval_set.len()
             );
+            if let Some(tb) = &mut tb {
+                tb.write_scalars(0, &Metrics::from([("eval/accuracy".to_string(), a)]))?;
+            }
             tr.state.base_accuracy = Some(a);
             a
         }
@@ -130,8 +140,18 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
     let first = tr.state.step;
     while tr.state.step < total {
         let step = tr.state.step;
-        let mut m = rl_step(&mut tr, step)?;
+        let step_start = Instant::now();
+        let (mut m, batch) = rl_step_with_batch(&mut tr, step)?;
+        m.insert("time/step_s".into(), step_start.elapsed().as_secs_f64());
+        if let Some(mb) = crate::memory::peak_rss_mb() {
+            m.insert("memory/peak_rss_mb".into(), mb);
+        }
         tr.state.step += 1;
+        if completions::due(tr.config.log.completions_every, tr.state.step) {
+            let rows = completions::rows(&tr, &batch)?;
+            completions::write(&completions_dir, tr.state.step, &rows)?;
+        }
+        drop(batch);
         let every = tr.config.eval.every;
         if (every > 0 && tr.state.step % every == 0) || tr.state.step == total {
             let acc = greedy_accuracy(
@@ -140,25 +160,34 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
             )?;
             tr.state.evals.push((tr.state.step, acc));
             m.insert("eval/accuracy".into(), acc);
-            let line = format!(
+            let mut line = format!(
                 "step {:>5}: held-out accuracy {:.1}% (base {:.1}%)",
                 tr.state.step,
                 100.0 * acc,
                 100.0 * base_accuracy
             );
-            if bar.is_hidden() {
-                if !opts.quiet {
-                    eprintln!("{line}");
-                }
+            let k = tr.config.eval.k;
+            if k > 1 {
+                let s = sampled_pass_at_k(&tr, tr.state.step)?;
+                m.insert("eval/pass@k".into(), s.pass_at_k);
+                m.insert("eval/sampled_pass@1".into(), s.pass_at_1);
+                line += &format!(", pass@{k} {:.1}%", 100.0 * s.pass_at_k);
+            }
+            // --quiet: no progress output unless RLVR_LOG asks for debug.
+            if opts.quiet {
+                tracing::debug!("{line}");
             } else {
-                bar.println(line);
+                tracing::info!("{line}");
             }
         }
         log.log(tr.state.step, &m)?;
+        if let Some(tb) = &mut tb {
+            tb.write_scalars(tr.state.step, &m)?;
+        }
         update_bar(&bar, &m);
         if bar.is_hidden() && !opts.quiet && (tr.state.step % 10 == 0 || tr.state.step == total) {
             // Not a terminal (a log file, CI): a plain line every 10 steps instead of the bar.
-            eprintln!("step {}/{total}: {}", tr.state.step, bar.message());
+            tracing::info!("step {}/{total}: {}", tr.state.step, bar.message());
         }
         let ck = tr.config.checkpoint.every;
         let stopping = stop.load(Ordering::Relaxed)
@@ -168,20 +197,15 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         }
         if stopping && tr.state.step < total {
             interrupted = true;
-            let line = format!(
+            tracing::info!(
                 "stopping at step {}: checkpoint saved; resume with --resume {}",
                 tr.state.step,
                 run_dir.display()
             );
-            if bar.is_hidden() {
-                eprintln!("{line}");
-            } else {
-                bar.println(line);
-            }
             break;
         }
     }
-    bar.finish_and_clear();
+    progress::finish(&bar);
     let final_accuracy = tr.state.evals.last().map_or(base_accuracy, |&(_, a)| a);
     write_report(
         &run_dir,
@@ -234,6 +258,34 @@ pub fn greedy_accuracy(tr: &Trainer, out: &Path) -> Result<f64> {
     Ok(summarize(&results).pass_at_1)
 }
 
+/// The unbiased pass@k of the current policy on the held-out prompts (`eval.k` samples per
+/// prompt at the rollout temperature, top-p and top-k), at run step `step` (1-based; it seeds
+/// the sampling).
+pub fn sampled_pass_at_k(tr: &Trainer, step: usize) -> Result<EvalSummary> {
+    let policy = tr.model().valid();
+    let mut gen_cfg = generation_config(&tr.config.rollout, &tr.tokenizer, false);
+    gen_cfg.max_new_tokens = tr.config.eval.max_new_tokens;
+    let prompt_ids = tr
+        .eval_set
+        .iter()
+        .map(|e| tr.encode_example(e))
+        .collect::<Result<Vec<_>>>()?;
+    let results = evaluate(
+        &policy,
+        &tr.tokenizer,
+        &tr.verifier,
+        &tr.config.verifier,
+        &tr.eval_set,
+        &prompt_ids,
+        &gen_cfg,
+        tr.config.eval.k,
+        tr.config.eval.batch_size,
+        // Apart from the rollout seeds of the step (rounds count from 0).
+        step_seed(tr.config.seed, step, usize::MAX),
+    )?;
+    Ok(summarize(&results))
+}
+
 fn default_run_dir(config: &RunConfig) -> PathBuf {
     if config.run_dir.as_os_str().is_empty() {
         PathBuf::from(format!(
@@ -257,11 +309,9 @@ fn progress_bar(total: usize, done: usize, quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(total as u64).with_style(
-        ProgressStyle::with_template(
-            "rl {bar:30} {pos}/{len} {msg} [{elapsed_precise}<{eta_precise}]",
-        )
-        .expect("valid template"),
+    let bar = progress::bar(
+        total as u64,
+        "rl {bar:30} {pos}/{len} {msg} [{elapsed_precise}<{eta_precise}]",
     );
     bar.set_position(done as u64);
     bar

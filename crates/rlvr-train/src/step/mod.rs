@@ -5,10 +5,12 @@
 //!    more);
 //! 2. [`advantage`]: reward shaping → the `[stages]` pipeline (the objective's own estimator
 //!    when every stage is off) → per-sample advantages and SRaR token offsets;
-//! 3. [`update`]: per mini-batch, log-probs under autodiff → loss → backward → clip →
-//!    optimizer step (DGG's gate, OWPO's ratchet) → metrics.
+//! 3. [`update`]: per mini-batch (split by [`micro_batch`] for gradient accumulation),
+//!    log-probs under autodiff → loss → backward → clip → optimizer step (DGG's gate, OWPO's
+//!    ratchet) → metrics.
 
 pub mod advantage;
+pub mod micro_batch;
 pub mod rollout;
 pub mod srar_judge;
 pub mod update;
@@ -19,9 +21,15 @@ use crate::trainer::Trainer;
 
 /// Runs RL step `step` (0-based) of `trainer` and returns its metrics.
 pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
+    rl_step_with_batch(tr, step).map(|(m, _)| m)
+}
+
+/// [`rl_step`], also returning the step's kept rollout batch with rewards and advantages (the
+/// run's completions table reads it).
+pub fn rl_step_with_batch(tr: &mut Trainer, step: usize) -> Result<(Metrics, rollout::Rollouts)> {
     let mut m = Metrics::new();
     let mut batch = rollout::collect(tr, step, &mut m)?;
     let zero_group_frac = advantage::assign(tr, &mut batch, &mut m)?;
     update::update(tr, step, &batch, zero_group_frac, &mut m)?;
-    Ok(m)
+    Ok((m, batch))
 }

@@ -1,15 +1,17 @@
 //! Phase 4 of a step, the policy update: `epochs` passes over the kept batch in
-//! `mini_batches × stage_batches` slices; per slice the loss, backward, global-norm clipping and
+//! `mini_batches × stage_batches` slices; per slice the loss and backward (per micro-batch, the
+//! gradients summed, when `train.micro_batch_tokens` splits it), global-norm clipping and
 //! one optimizer step (skipped when not finite, gated by DGG when it is on), and OWPO's
 //! reference ratchet counted in optimizer steps.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use burn::optim::GradientsParams;
+use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::Tensor;
-use rlvr_objectives::{LossContext, PolicyBatch};
+use rlvr_objectives::{BatchTotals, LossContext, PolicyBatch};
 
+use super::micro_batch::split_rows;
 use super::rollout::{Rollouts, step_seed};
 use crate::batch::pack_with_sampler;
 use crate::error::Result;
@@ -65,6 +67,7 @@ pub fn update(
     let entropy_bonus = cfg.objective.common().entropy_coef != 0.0;
     let (mut norms, mut head_norms, mut tokens) = (Vec::new(), Vec::new(), 0usize);
     let (mut updates, mut passes, mut gated, mut refreshes) = (0usize, 0usize, false, 0usize);
+    let mut micro_batches = 0usize;
     let mut loss_metrics: Vec<Metrics> = Vec::new();
     // DGG (when on) sets the number of passes and may end the reuse of the batch early.
     let dgg = cfg.stages.dgg.is_some();
@@ -72,41 +75,72 @@ pub fn update(
     'epochs: for epoch in 0..cfg.stages.max_epochs(cfg.train.epochs) {
         passes += 1;
         for (mb, chunk) in rows.chunks(per_mb).enumerate() {
-            let packed = pack_with_sampler(
-                samples,
-                batch.sampler_logp.as_deref(),
-                chunk,
-                pad_id(&tr.tokenizer),
-                &tr.device,
-            );
-            tokens += packed.lengths.iter().sum::<usize>();
-            let ref_logp = tr.reference_logp(&packed.ids, &packed.mask);
-            let scores = rlvr_models::token_logprobs_at(
-                tr.model(),
-                packed.ids.clone(),
-                packed.mask.clone(),
-                cfg.rollout.temperature,
-            );
-            let policy_batch = PolicyBatch::new(
-                scores.logp,
-                packed.old_logp,
-                ref_logp,
-                batch.sampler_logp.as_ref().map(|_| packed.sampler_logp),
-                packed.advantages,
-                packed.mask,
-                // The entropy carries gradient only when the objective has an entropy bonus.
-                Some(if entropy_bonus {
-                    scores.entropy
-                } else {
-                    scores.entropy.detach()
-                }),
-            )?;
-            let ctx = LossContext::new(step_seed(cfg.seed, step, 1000 + epoch * 100 + mb), step)
-                .with_max_response_len(cfg.rollout.max_new_tokens)
-                .with_zero_adv_group_frac(zero_group_frac);
-            let out = cfg.objective.loss(&policy_batch, &ctx)?;
-            loss_metrics.push(out.metrics);
-            match gated_update(tr, lr, out.loss, cfg.train.grad_clip, dgg.then_some(epoch)) {
+            // Gradient accumulation: the micro-batches' gradients are summed into one update;
+            // each divides by the whole mini-batch's counts, so the sum is the unsplit loss.
+            let packs: Vec<_> = split_rows(samples, chunk, cfg.train.micro_batch_tokens)
+                .iter()
+                .map(|part| {
+                    pack_with_sampler(
+                        samples,
+                        batch.sampler_logp.as_deref(),
+                        part,
+                        pad_id(&tr.tokenizer),
+                        &tr.device,
+                    )
+                })
+                .collect();
+            let mut ctx =
+                LossContext::new(step_seed(cfg.seed, step, 1000 + epoch * 100 + mb), step)
+                    .with_max_response_len(cfg.rollout.max_new_tokens)
+                    .with_zero_adv_group_frac(zero_group_frac);
+            let totals = packs.iter().map(|p| BatchTotals::of(&p.mask));
+            if packs.len() > 1
+                && let Some(totals) = totals.reduce(BatchTotals::plus)
+            {
+                ctx = ctx.with_batch_totals(totals);
+            }
+            micro_batches += packs.len();
+            let mut accumulated = GradientsAccumulator::new();
+            let (mut loss_value, mut part_metrics) = (0.0f64, Vec::new());
+            for packed in packs {
+                tokens += packed.lengths.iter().sum::<usize>();
+                let ref_logp = tr.reference_logp(&packed.ids, &packed.mask);
+                let scores = rlvr_models::token_logprobs_at(
+                    tr.model(),
+                    packed.ids.clone(),
+                    packed.mask.clone(),
+                    cfg.rollout.temperature,
+                );
+                let policy_batch = PolicyBatch::new(
+                    scores.logp,
+                    packed.old_logp,
+                    ref_logp,
+                    batch.sampler_logp.as_ref().map(|_| packed.sampler_logp),
+                    packed.advantages,
+                    packed.mask,
+                    // The entropy carries gradient only when the objective has an entropy bonus.
+                    Some(if entropy_bonus {
+                        scores.entropy
+                    } else {
+                        scores.entropy.detach()
+                    }),
+                )?;
+                let out = cfg.objective.loss(&policy_batch, &ctx)?;
+                loss_value += f64::from(out.loss.clone().into_scalar::<f32>());
+                part_metrics.push(out.metrics);
+                let grads = GradientsParams::from_grads(out.loss.backward(), tr.model());
+                accumulated.accumulate(tr.model(), grads);
+            }
+            loss_metrics.push(combine_micro_batch_metrics(part_metrics));
+            let grads = accumulated.grads();
+            match apply_gradients(
+                tr,
+                lr,
+                loss_value,
+                grads,
+                cfg.train.grad_clip,
+                dgg.then_some(epoch),
+            ) {
                 Update::Applied {
                     grad_norm,
                     lm_head_grad_norm,
@@ -121,8 +155,9 @@ pub fn update(
                     }
                 }
                 Update::Skipped { loss, grad_norm } => {
-                    eprintln!(
-                        "step {step}: skipped an update (loss {loss}, gradient norm {grad_norm}); weights unchanged"
+                    tracing::warn!(
+                        "step {}: skipped an update (loss {loss}, gradient norm {grad_norm}); weights unchanged",
+                        step + 1
                     );
                 }
                 Update::Gated { lm_head_grad_norm } => {
@@ -151,6 +186,21 @@ pub fn update(
     }
     m.insert("optim/grad_norm".into(), mean(norms.iter().copied()));
     m.insert("optim/updates".into(), updates as f64);
+    m.insert("optim/micro_batches".into(), micro_batches as f64);
+    // Read from a parameter, so the metric says what the policy's tensors actually run under.
+    let strategy = tr
+        .model()
+        .model
+        .embed_tokens
+        .weight
+        .val()
+        .device()
+        .gradient_checkpointing_strategy();
+    let checkpointing = strategy == Some(burn::tensor::GradientCheckpointingStrategy::Balanced);
+    m.insert(
+        "optim/gradient_checkpointing".into(),
+        f64::from(u8::from(checkpointing)),
+    );
     m.insert(
         "optim/head_split_params".into(),
         tr.head_split_params() as f64,
@@ -172,6 +222,27 @@ pub fn update(
     Ok(())
 }
 
+/// The metrics of one mini-batch from those of its micro-batches: the loss terms
+/// (`objective/*loss`) are partial sums of the mini-batch's loss and add up; every other metric
+/// (fractions, means over tokens) is averaged.
+fn combine_micro_batch_metrics(parts: Vec<Metrics>) -> Metrics {
+    if parts.len() == 1 {
+        return parts.into_iter().next().unwrap_or_default();
+    }
+    let keys: BTreeSet<String> = parts.iter().flat_map(|p| p.keys().cloned()).collect();
+    keys.into_iter()
+        .map(|key| {
+            let values = parts.iter().filter_map(|p| p.get(&key).copied());
+            let v = if key.ends_with("loss") {
+                values.sum()
+            } else {
+                mean(values)
+            };
+            (key, v)
+        })
+        .collect()
+}
+
 /// Backward, global-norm clipping and one optimizer step, unless the loss or the gradient norm
 /// is not finite, in which case nothing reaches the weights and the skip is counted.
 pub fn guarded_update(tr: &mut Trainer, lr: f64, loss: Tensor<1>, max_norm: f64) -> Update {
@@ -190,7 +261,21 @@ pub fn gated_update(
     dgg_epoch: Option<usize>,
 ) -> Update {
     let loss_value = f64::from(loss.clone().into_scalar::<f32>());
-    let mut grads = GradientsParams::from_grads(loss.backward(), tr.model());
+    let grads = GradientsParams::from_grads(loss.backward(), tr.model());
+    apply_gradients(tr, lr, loss_value, grads, max_norm, dgg_epoch)
+}
+
+/// The part of [`gated_update`] after backward, on gradients already computed (summed over
+/// micro-batches, with `loss_value` their summed loss): the finiteness guard, DGG's gate,
+/// clipping and the optimizer step.
+pub fn apply_gradients(
+    tr: &mut Trainer,
+    lr: f64,
+    loss_value: f64,
+    mut grads: GradientsParams,
+    max_norm: f64,
+    dgg_epoch: Option<usize>,
+) -> Update {
     let grad_norm = global_norm(tr.model(), &grads);
     if !loss_value.is_finite() || !grad_norm.is_finite() {
         tr.state.skipped_updates += 1;

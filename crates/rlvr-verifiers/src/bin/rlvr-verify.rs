@@ -15,8 +15,12 @@ use serde_json::{Value, json};
 ///
 /// Input lines: math `{"id", "response", "answer"}`; code `{"id", "response", "tests": [..],
 /// "setup_code"?, "timeout_s"?}` or `{"id", "response", "test", "entry_point"}`; rubric
-/// `{"id", "response", "rubric": [..]}`. Output lines `{"id", "reward", "passed", "outcome",
+/// `{"id", "response", "rubric": [..]}`; command and http the whole line (a `--config` gives the
+/// program or URL); composite each part's fields. Output lines `{"id", "reward", "passed", "outcome",
 /// "details"}` in input order; a summary goes to stderr.
+///
+/// `rlvr-verify serve --help`: the verifiers as an HTTP server (`/health`, `/verify`,
+/// SandboxFusion's `/run_code`).
 #[derive(Debug, Parser)]
 #[command(name = "rlvr-verify", version)]
 struct Args {
@@ -42,13 +46,16 @@ struct Args {
     #[arg(long, default_value = "id")]
     id_field: String,
     /// Per-item time limit in seconds (default: 10 for math and rubric, the code timeout + 10
-    /// for code).
+    /// for code, the verifier's own limit for command, http and composite).
     #[arg(long)]
     item_timeout_s: Option<f64>,
 }
 
 fn main() -> std::process::ExitCode {
-    match run() {
+    // `rlvr-verify serve ...` is the HTTP server; everything else scores a file.
+    let serving = std::env::args_os().nth(1).is_some_and(|a| a == "serve");
+    let result = if serving { serve() } else { run() };
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("rlvr-verify: {e:#}");
@@ -72,11 +79,7 @@ fn load_config(args: &Args) -> Result<VerifierConfig> {
     let config: VerifierConfig = section
         .try_into()
         .with_context(|| format!("{}: invalid verifier config", path.display()))?;
-    let kind = match &config {
-        VerifierConfig::Math(_) => Kind::Math,
-        VerifierConfig::Code(_) => Kind::Code,
-        VerifierConfig::Rubric(_) => Kind::Rubric,
-    };
+    let kind = config.kind();
     if kind != args.kind {
         bail!(
             "{}: config kind `{}` does not match --kind {}",
@@ -92,7 +95,12 @@ fn run() -> Result<()> {
     let args = Args::parse();
     let config = load_config(&args)?;
     let verifier: Arc<dyn Verifier> = Arc::from(config.build().context("building the verifier")?);
-    if let VerifierConfig::Code(c) = &config {
+    if let VerifierConfig::Code(c) = &config
+        && let Some(url) = c.sandbox_url.as_deref()
+        && c.backend == rlvr_verifiers::CodeBackend::SandboxFusion
+    {
+        eprintln!("rlvr-verify: programs run on the SandboxFusion server at {url}");
+    } else if let VerifierConfig::Code(c) = &config {
         let sandbox = rlvr_verifiers::sandbox::Sandbox::new(&c.sandbox)?;
         eprintln!(
             "rlvr-verify: sandbox runs {} with {}",
@@ -102,7 +110,7 @@ fn run() -> Result<()> {
     }
     let item_timeout = args.item_timeout_s.unwrap_or(match &config {
         VerifierConfig::Code(c) => c.timeout_s + 10.0,
-        _ => 10.0,
+        other => other.item_time_limit().as_secs_f64(),
     });
     if !(item_timeout.is_finite() && item_timeout > 0.0 && item_timeout <= 86_400.0) {
         bail!("--item-timeout-s must be in (0, 86400]");
@@ -119,7 +127,7 @@ fn run() -> Result<()> {
         if line.trim().is_empty() {
             continue;
         }
-        let parsed = parse_line(&line, &args);
+        let parsed = parse_line(&line, &args, &config);
         match parsed {
             Ok((id, response, reference)) => {
                 rows.push(Ok(id));
@@ -198,6 +206,7 @@ fn run() -> Result<()> {
 fn parse_line(
     line: &str,
     args: &Args,
+    config: &VerifierConfig,
 ) -> std::result::Result<(Value, String, Reference), (Value, String)> {
     let v: Value =
         serde_json::from_str(line).map_err(|e| (Value::Null, format!("not JSON: {e}")))?;
@@ -211,6 +220,71 @@ fn parse_line(
         Some(_) => return Err((id, format!("field `{field}` must be a string"))),
         None => return Err((id, format!("missing field `{field}`"))),
     };
-    let reference = Reference::from_record(args.kind, &v).map_err(|e| (id.clone(), e))?;
+    let reference = config.reference(&v).map_err(|e| (id.clone(), e))?;
     Ok((id, response, reference))
+}
+
+/// Serve the verifiers over HTTP: `GET /health`, `POST /verify` (`{"kind", "items": [input
+/// lines]}` → `{"results": [output lines]}`), `POST /run_code` (SandboxFusion's request and
+/// reply, run in the local sandbox).
+#[derive(Debug, Parser)]
+#[command(name = "rlvr-verify serve", version)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port (0 picks a free one; the address is printed on stderr).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Verifier config TOML replacing the default of its kind (`kind = ...` plus knobs, at top
+    /// level or under `[verifier]`); a `code` config's timeout and sandbox also bound /run_code.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Worker threads answering requests (0 = two per CPU).
+    #[arg(long, default_value_t = 0)]
+    workers: usize,
+    /// Largest accepted request body in MiB (larger gets 413).
+    #[arg(long, default_value_t = 16)]
+    max_body_mb: usize,
+}
+
+fn serve() -> Result<()> {
+    let args = ServeArgs::parse_from(std::env::args_os().skip(1));
+    let verifier = match &args.config {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let table: toml::Table =
+                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+            let section = match table.get("verifier") {
+                Some(toml::Value::Table(t)) => t.clone(),
+                _ => table,
+            };
+            Some(
+                section
+                    .try_into()
+                    .with_context(|| format!("{}: invalid verifier config", path.display()))?,
+            )
+        }
+    };
+    let config = rlvr_verifiers::serve::ServeConfig {
+        host: args.host,
+        port: args.port,
+        workers: args.workers,
+        max_body_bytes: args.max_body_mb.saturating_mul(1 << 20),
+        verifier,
+    };
+    let server = rlvr_verifiers::serve::Server::bind(&config).context("starting the server")?;
+    let addr = server.local_addr().map_or_else(
+        || format!("{}:{}", config.host, config.port),
+        |a| a.to_string(),
+    );
+    eprintln!(
+        "rlvr-verify: serving on http://{addr} (run_code: {} with {})",
+        server.sandbox().python().display(),
+        server.sandbox().isolation().describe()
+    );
+    server.run();
+    Ok(())
 }

@@ -174,6 +174,31 @@ impl Verifier for MathVerifier {
         )
     }
 
+    /// A gold answer is usable when the verifier's own rules read it: its final answer (the
+    /// whole text when it has no `\boxed{}`, `####` or "the answer is") normalizes to a
+    /// non-empty string, and a response that boxes exactly that answer is judged correct.
+    fn check_reference(&self, reference: &Reference) -> Result<(), String> {
+        let Reference::Math { answer } = reference else {
+            return Err("the math verifier needs a math reference (a gold `answer`)".into());
+        };
+        let gold = extract::extract(answer, Fallback::None).map_or(answer.clone(), |(s, _)| s);
+        if normalize::normalize(&gold).is_empty() {
+            return Err(format!(
+                "gold answer {answer:?} is empty once normalized: no response could match it"
+            ));
+        }
+        let (outcome, _, _) = self.check(&format!("\\boxed{{{gold}}}"), answer);
+        if outcome == Outcome::Correct {
+            Ok(())
+        } else {
+            Err(format!(
+                "gold answer {answer:?} is not readable by the math verifier (its final answer \
+                 {gold:?} does not match itself when boxed: unbalanced braces or a malformed \
+                 \\boxed{{}}?)"
+            ))
+        }
+    }
+
     fn name(&self) -> &'static str {
         "math"
     }
