@@ -40,6 +40,7 @@
 
 mod allocator;
 mod checkpoint;
+mod chunked;
 mod config;
 mod error;
 mod generate;
@@ -56,6 +57,7 @@ pub use allocator::retain_freed_memory;
 pub use checkpoint::{
     CONFIG_FILE, WEIGHTS_FILE, WEIGHTS_INDEX_FILE, hf_tensors, load_pretrained, save_pretrained,
 };
+pub use chunked::{ChunkedScores, chunked_token_logprobs};
 pub use config::{Architecture, ModelConfig};
 pub use error::{Error, Result};
 pub use generate::{

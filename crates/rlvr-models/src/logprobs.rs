@@ -114,7 +114,7 @@ pub fn scored_log_softmax(
 }
 
 /// The first column where some row of `mask` is non-zero; `None` for an all-zero mask.
-fn first_scored_column(mask: &Tensor<2>) -> Option<usize> {
+pub(crate) fn first_scored_column(mask: &Tensor<2>) -> Option<usize> {
     let [_, t] = mask.dims();
     let any = mask.clone().abs().sum_dim(0).into_data(); // [1, T]
     let any: Vec<f32> = any.try_into_vec().expect("a float mask");

@@ -37,6 +37,32 @@ pub struct Sample {
     pub token_offsets: Vec<f32>,
 }
 
+impl Sample {
+    /// A sample as sampling leaves it: its ids, the generating policy's log-probs and why it
+    /// stopped; text, reward, verdict and advantage are filled by the later phases.
+    pub fn unscored(
+        example: usize,
+        prompt: Vec<u32>,
+        response: Vec<u32>,
+        old_logp: Vec<f32>,
+        finish: FinishReason,
+    ) -> Self {
+        Self {
+            example,
+            prompt,
+            response,
+            old_logp,
+            finish,
+            text: String::new(),
+            reward: 0.0,
+            passed: false,
+            extracted: None,
+            advantage: 0.0,
+            token_offsets: Vec::new(),
+        }
+    }
+}
+
 /// A right-padded batch.
 #[derive(Debug, Clone)]
 pub struct PackedBatch {
@@ -125,18 +151,11 @@ mod tests {
     use super::*;
 
     fn sample(prompt: Vec<u32>, response: Vec<u32>, advantage: f32, offsets: Vec<f32>) -> Sample {
+        let old_logp = vec![-0.5; response.len()];
         Sample {
-            example: 0,
-            old_logp: vec![-0.5; response.len()],
-            prompt,
-            response,
-            finish: FinishReason::Stop,
-            text: String::new(),
-            reward: 0.0,
-            passed: false,
-            extracted: None,
             advantage,
             token_offsets: offsets,
+            ..Sample::unscored(0, prompt, response, old_logp, FinishReason::Stop)
         }
     }
 

@@ -163,18 +163,9 @@ mod tests {
         let mut samples: Vec<Sample> = outs
             .iter()
             .zip([vec![3, 4], vec![5, 6, 7]])
-            .map(|(o, prompt)| Sample {
-                example: 0,
-                prompt,
-                response: o.tokens.clone(),
-                old_logp: o.logprobs.clone(),
-                finish: o.finish_reason,
-                text: String::new(),
-                reward: 0.0,
-                passed: false,
-                extracted: None,
-                advantage: 0.0,
-                token_offsets: Vec::new(),
+            .map(|(o, prompt)| {
+                let (tokens, logprobs) = (o.tokens.clone(), o.logprobs.clone());
+                Sample::unscored(0, prompt, tokens, logprobs, o.finish_reason)
             })
             .collect();
         let generated: Vec<Vec<f32>> = samples.iter().map(|s| s.old_logp.clone()).collect();

@@ -53,18 +53,12 @@ pub fn encode_pairs(
             let prompt = tokenizer.encode(&render_prompt(tokenizer, ex, chat)?)?;
             let mut response = tokenizer.encode(target)?;
             response.push(eos);
+            let old_logp = vec![0.0; response.len()];
+            let finish = rlvr_models::FinishReason::Stop;
             Ok(Sample {
-                example: 0,
-                prompt,
-                old_logp: vec![0.0; response.len()],
-                response,
-                finish: rlvr_models::FinishReason::Stop,
                 text: target.to_string(),
-                reward: 0.0,
                 passed: true,
-                extracted: None,
-                advantage: 0.0,
-                token_offsets: Vec::new(),
+                ..Sample::unscored(0, prompt, response, old_logp, finish)
             })
         })
         .collect()

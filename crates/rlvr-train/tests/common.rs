@@ -71,3 +71,54 @@ pub fn history(run_dir: &Path) -> Vec<Metrics> {
         .map(|(_, m)| m)
         .collect()
 }
+
+/// One-digit sums (a + b < 10) written to `dir/sums.jsonl`: a task the tiny model half-learns
+/// in a few SFT steps, so its groups are mixed.
+#[allow(dead_code)]
+pub fn write_sums(dir: &Path) -> PathBuf {
+    let lines: String = (0..10)
+        .flat_map(|a| (0..10 - a).map(move |b| (a, b)))
+        .map(|(a, b)| {
+            serde_json::json!({"id": format!("s{a}{b}"), "prompt": format!("{a}+{b}="),
+                               "answer": format!("{}", a + b)})
+            .to_string()
+                + "\n"
+        })
+        .collect();
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("sums.jsonl");
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+/// [`write_sums`] once per test process, in the shared cache.
+#[allow(dead_code)]
+pub fn sums() -> &'static Path {
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        write_sums(
+            &shared_cache()
+                .join("data")
+                .join(std::process::id().to_string()),
+        )
+    })
+}
+
+/// The settings of a two-step run of the sums task with an evaluation only at the end, then
+/// `extra` (which wins).
+#[allow(dead_code)]
+pub fn sums_sets<S: ToString>(extra: &[S]) -> Vec<String> {
+    let data = sums().display().to_string();
+    let mut all = vec![
+        format!("data.train=\"{data}\""),
+        format!("data.eval=\"{data}\""),
+        "data.eval_limit=4".into(),
+        "sft.steps=300".into(),
+        "train.steps=2".into(),
+        "train.warmup_steps=0".into(),
+        "eval.every=0".into(),
+        "checkpoint.every=0".into(),
+    ];
+    all.extend(extra.iter().map(ToString::to_string));
+    all
+}

@@ -10,49 +10,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use rlvr_objectives::ObjectiveConfig;
 use rlvr_train::metrics::Metrics;
 use rlvr_train::{RunOptions, checkpoint, train};
 
-/// One-digit sums (a + b < 10), written once per process.
-fn sums() -> &'static Path {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let lines: String = (0..10)
-            .flat_map(|a| (0..10 - a).map(move |b| (a, b)))
-            .map(|(a, b)| {
-                serde_json::json!({"id": format!("s{a}{b}"), "prompt": format!("{a}+{b}="),
-                                   "answer": format!("{}", a + b)})
-                .to_string()
-                    + "\n"
-            })
-            .collect();
-        let dir = common::shared_cache().join("data");
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("sums-{}.jsonl", std::process::id()));
-        std::fs::write(&path, lines).unwrap();
-        path
-    })
-}
-
 /// The settings every case shares: two steps, the sums task, an evaluation only at the end.
 fn sets(extra: &[&str]) -> Vec<String> {
-    let data = sums().display().to_string();
-    let mut all = vec![
-        format!("data.train=\"{data}\""),
-        format!("data.eval=\"{data}\""),
-        "data.eval_limit=4".into(),
-        "sft.steps=300".into(),
-        "train.steps=2".into(),
-        "train.warmup_steps=0".into(),
-        "eval.every=0".into(),
-        "checkpoint.every=0".into(),
-    ];
-    all.extend(extra.iter().map(|s| s.to_string()));
-    all
+    common::sums_sets(extra)
 }
 
 /// Runs a case to the end in a fresh directory and returns its per-step metrics.

@@ -2,7 +2,8 @@
 //! into micro-batches for gradient accumulation takes the same optimizer step as the unsplit
 //! one: same loss, same gradient norm on the same rollouts, for every aggregation mode; the
 //! objectives that cannot be split exactly are refused when the config loads) and
-//! `train.gradient_checkpointing` (the policy trains on the checkpointing device, same step).
+//! `train.gradient_checkpointing` (the policy trains on the checkpointing device, same step) and
+//! `train.logprob_chunk` (the LM head over column chunks, recomputed in backward: same step).
 
 mod common;
 
@@ -19,7 +20,7 @@ const MODES: [&str; 4] = [
 /// One step of the tiny run: 16 rows of about 12 tokens; a budget of 40 padded tokens makes
 /// micro-batches of at most 3 rows.
 fn first_step(dir: &std::path::Path, mode: &str, budget: usize) -> rlvr_train::metrics::Metrics {
-    first_step_with(dir, mode, budget, false)
+    first_step_with(dir, mode, budget, false, &[])
 }
 
 fn first_step_with(
@@ -27,8 +28,12 @@ fn first_step_with(
     mode: &str,
     budget: usize,
     checkpointing: bool,
+    more: &[&str],
 ) -> rlvr_train::metrics::Metrics {
-    let run = dir.join(format!("{mode}-{budget}-{checkpointing}"));
+    let run = dir.join(format!(
+        "{mode}-{budget}-{checkpointing}-{}",
+        more.join(",")
+    ));
     let aggregation = format!("objective.aggregation=\"{mode}\"");
     let micro = format!("train.micro_batch_tokens={budget}");
     let checkpointing = format!("train.gradient_checkpointing={checkpointing}");
@@ -42,7 +47,10 @@ fn first_step_with(
             &aggregation,
             &micro,
             &checkpointing,
-        ],
+        ]
+        .into_iter()
+        .chain(more.iter().copied())
+        .collect::<Vec<_>>(),
     );
     history(&run).remove(0)
 }
@@ -107,8 +115,8 @@ fn objectives_that_cannot_be_split_are_refused_at_load() {
 #[test]
 fn gradient_checkpointing_trains_on_the_checkpointing_device_with_the_same_step() {
     let dir = tempfile::tempdir().unwrap();
-    let plain = first_step_with(dir.path(), "token_mean", 0, false);
-    let checkpointed = first_step_with(dir.path(), "token_mean", 0, true);
+    let plain = first_step_with(dir.path(), "token_mean", 0, false, &[]);
+    let checkpointed = first_step_with(dir.path(), "token_mean", 0, true, &[]);
     assert_eq!(plain["optim/gradient_checkpointing"], 0.0);
     assert_eq!(checkpointed["optim/gradient_checkpointing"], 1.0);
     for key in ["objective/loss", "optim/grad_norm"] {
@@ -117,5 +125,35 @@ fn gradient_checkpointing_trains_on_the_checkpointing_device_with_the_same_step(
             (a - b).abs() <= 1e-5 * a.abs().max(1e-3),
             "{key}: plain {a} vs checkpointed {b}"
         );
+    }
+}
+
+/// The chunked LM head (with an entropy bonus, so both score leaves carry gradient) takes the
+/// one-pass step, alone and inside micro-batches.
+#[test]
+fn the_chunked_head_takes_the_one_pass_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let bonus = "objective.entropy_coef=0.05";
+    let plain = first_step_with(dir.path(), "seq_mean_token_mean", 0, false, &[bonus]);
+    for (budget, chunk) in [(0, "train.logprob_chunk=2"), (40, "train.logprob_chunk=3")] {
+        let chunked = first_step_with(
+            dir.path(),
+            "seq_mean_token_mean",
+            budget,
+            false,
+            &[bonus, chunk],
+        );
+        assert_eq!(plain["optim/logprob_chunks"], 0.0);
+        assert!(
+            chunked["optim/logprob_chunks"] >= 2.0,
+            "{chunk}: {chunked:?}"
+        );
+        for key in ["objective/loss", "optim/grad_norm", "objective/entropy"] {
+            let (a, b) = (plain[key], chunked[key]);
+            assert!(
+                (a - b).abs() <= 1e-5 * a.abs().max(1e-3),
+                "{chunk}, micro-batch budget {budget}: {key} one pass {a} vs chunked {b}"
+            );
+        }
     }
 }

@@ -22,29 +22,12 @@ fn config(tmp: &Path, extra: &[&str]) -> RunConfig {
     common::tiny_config(&tmp.join("run"), extra)
 }
 
-/// One-digit sums (a + b < 10): a task the tiny model half-learns in a few SFT steps, so its
-/// groups are mixed.
-fn small_sums(dir: &Path) -> std::path::PathBuf {
-    let lines: String = (0..10)
-        .flat_map(|a| (0..10 - a).map(move |b| (a, b)))
-        .map(|(a, b)| {
-            serde_json::json!({"id": format!("s{a}{b}"), "prompt": format!("{a}+{b}="),
-                               "answer": format!("{}", a + b)})
-            .to_string()
-                + "\n"
-        })
-        .collect();
-    let path = dir.join("sums.jsonl");
-    std::fs::write(&path, lines).unwrap();
-    path
-}
-
 /// Collection writes only pairs whose chosen response is correct and rejected one is not (the
 /// verifier's verdict on the stored text), at most `pairs_per_prompt` per prompt.
 #[test]
 fn g2d_collect_writes_verified_pairs() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = small_sums(tmp.path());
+    let data = common::write_sums(tmp.path());
     let set = format!("data.train=\"{}\"", data.display());
     let cfg = config(
         tmp.path(),
@@ -141,7 +124,7 @@ fn dpo_lowers_the_preference_loss() {
 #[test]
 fn diagnose_gradients_and_report() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = small_sums(tmp.path());
+    let data = common::write_sums(tmp.path());
     let set = format!("data.train=\"{}\"", data.display());
     let cfg = config(tmp.path(), &[&set, "sft.steps=300", "rollout.group_size=8"]);
     let device = default_device();

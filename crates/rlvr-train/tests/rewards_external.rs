@@ -9,42 +9,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rlvr_train::metrics::Metrics;
 
-/// One-digit sums (a + b < 10) in a file of this test binary.
-fn sums() -> PathBuf {
-    let lines: String = (0..10)
-        .flat_map(|a| (0..10 - a).map(move |b| (a, b)))
-        .map(|(a, b)| {
-            serde_json::json!({"id": format!("s{a}{b}"), "prompt": format!("{a}+{b}="),
-                               "answer": format!("{}", a + b)})
-            .to_string()
-                + "\n"
-        })
-        .collect();
-    let dir = common::shared_cache().join("data");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("sums-external-{}.jsonl", std::process::id()));
-    std::fs::write(&path, lines).unwrap();
-    path
-}
-
 /// A two-step run of the sums task with `extra` settings; its per-step metrics.
 fn run(extra: &[String]) -> Vec<Metrics> {
-    let data = sums().display().to_string();
-    let mut sets = vec![
-        format!("data.train=\"{data}\""),
-        format!("data.eval=\"{data}\""),
-        "data.eval_limit=4".into(),
-        "sft.steps=300".into(),
-        "train.steps=2".into(),
-        "train.warmup_steps=0".into(),
-        "eval.every=0".into(),
-        "checkpoint.every=0".into(),
-    ];
-    sets.extend(extra.iter().cloned());
+    let sets = common::sums_sets(extra);
     let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");

@@ -258,6 +258,42 @@ pub(crate) struct Report {
     pub(crate) violation: Option<String>,
 }
 
+impl Report {
+    /// An empty report for `n` tests.
+    pub(crate) fn new(n: usize) -> Self {
+        Self {
+            results: vec![None; n],
+            ..Self::default()
+        }
+    }
+
+    /// Records a protocol violation; the first one is kept.
+    pub(crate) fn fail(&mut self, why: String) {
+        if self.violation.is_none() {
+            self.violation = Some(why);
+        }
+    }
+
+    /// Records the fields after `test` of a report line, `<i> <0|1> <name> [<msg>]` (both
+    /// harnesses write this form): each test once, its index in range.
+    pub(crate) fn record_test<'a>(&mut self, mut fields: impl Iterator<Item = &'a str>) {
+        let idx = fields.next().and_then(|v| v.parse::<usize>().ok());
+        let (Some(i), Some(ok @ ("0" | "1")), Some(name)) = (idx, fields.next(), fields.next())
+        else {
+            self.fail("malformed test line".into());
+            return;
+        };
+        let msg = fields.next().unwrap_or_default().to_string();
+        if i >= self.results.len() {
+            self.fail(format!("test index {i} out of range"));
+        } else if self.results[i].is_some() {
+            self.fail(format!("duplicate report for test {i}"));
+        } else {
+            self.results[i] = Some((ok == "1", name.to_string(), msg));
+        }
+    }
+}
+
 /// Outcome, reward and number of passed tests of a parsed report (both backends): a timeout
 /// keeps the partial credit of the tests reported before it; a violation, a missing test or a
 /// missing `done` is a crash worth 0.
@@ -299,33 +335,22 @@ pub(crate) fn score(
 /// Parses the checker's lines: `hello` first, one `test` line per index, then `done` (or
 /// `violation`), all with the run's nonce; anything else is a violation.
 fn parse_report(channel: &[u8], nonce: &str, n: usize) -> Report {
-    let mut r = Report {
-        results: vec![None; n],
-        ..Report::default()
-    };
-    let text = match std::str::from_utf8(channel) {
-        Ok(t) => t,
-        Err(_) => {
-            r.violation = Some("report is not UTF-8".into());
-            return r;
-        }
-    };
-    let fail = |r: &mut Report, why: String| {
-        if r.violation.is_none() {
-            r.violation = Some(why);
-        }
+    let mut r = Report::new(n);
+    let Ok(text) = std::str::from_utf8(channel) else {
+        r.fail("report is not UTF-8".into());
+        return r;
     };
     if !text.is_empty() && !text.ends_with('\n') {
-        fail(&mut r, "report ends mid-line".into());
+        r.fail("report ends mid-line".into());
     }
     for (k, line) in text.lines().enumerate() {
         let mut f = line.splitn(6, ' ');
         if f.next() != Some(nonce) {
-            fail(&mut r, format!("line {} has a wrong nonce", k + 1));
+            r.fail(format!("line {} has a wrong nonce", k + 1));
             continue;
         }
         if r.done {
-            fail(&mut r, "output after done".into());
+            r.fail("output after done".into());
             continue;
         }
         match f.next() {
@@ -334,31 +359,16 @@ fn parse_report(channel: &[u8], nonce: &str, n: usize) -> Report {
                 let b = f.next().and_then(|v| v.parse::<i64>().ok());
                 match (a, b, f.next()) {
                     (Some(a), Some(b), None) => r.hello = Some((a, b)),
-                    _ => fail(&mut r, "malformed hello".into()),
+                    _ => r.fail("malformed hello".into()),
                 }
             }
-            Some("test") if r.hello.is_some() => {
-                let idx = f.next().and_then(|v| v.parse::<usize>().ok());
-                let ok = f.next();
-                let (Some(i), Some(ok @ ("0" | "1")), Some(name)) = (idx, ok, f.next()) else {
-                    fail(&mut r, format!("malformed test line {}", k + 1));
-                    continue;
-                };
-                let msg = f.next().unwrap_or_default().to_string();
-                if i >= n {
-                    fail(&mut r, format!("test index {i} out of range"));
-                } else if r.results[i].is_some() {
-                    fail(&mut r, format!("duplicate report for test {i}"));
-                } else {
-                    r.results[i] = Some((ok == "1", name.to_string(), msg));
-                }
-            }
+            Some("test") if r.hello.is_some() => r.record_test(f),
             Some("done") if r.hello.is_some() && f.next().is_none() => r.done = true,
             Some("violation") => {
-                fail(&mut r, f.collect::<Vec<_>>().join(" "));
+                r.fail(f.collect::<Vec<_>>().join(" "));
                 r.done = true;
             }
-            _ => fail(&mut r, format!("unexpected line {}", k + 1)),
+            _ => r.fail(format!("unexpected line {}", k + 1)),
         }
     }
     r

@@ -102,6 +102,7 @@ impl Default for TrainSection {
             mini_batches: 1,
             micro_batch_tokens: 0,
             gradient_checkpointing: false,
+            logprob_chunk: 0,
             epochs: 1,
             grad_clip: 1.0,
             stage_batches: 1,

@@ -148,6 +148,10 @@ pub struct TrainSection {
     /// memory-bound activations in the backward pass instead of keeping them (same gradients,
     /// less memory, more time).
     pub gradient_checkpointing: bool,
+    /// The LM head, log-softmax and entropy of the update over this many scored columns at a
+    /// time, recomputed in the backward pass, so no `[B, T, vocab]` tensor exists at once
+    /// (same log-probs and gradients). 0 = one pass.
+    pub logprob_chunk: usize,
     /// Passes over each rollout batch (with `[stages.dgg]` on, its `max_reuse` replaces this and
     /// DGG may stop the passes early).
     pub epochs: usize,

@@ -201,18 +201,15 @@ pub struct DpoOutcome {
 
 /// A pair's two responses as samples (row 2i = chosen, 2i + 1 = rejected).
 fn pair_samples(pairs: &[&PreferencePair]) -> Vec<Sample> {
-    let one = |prompt: &[u32], ids: &[u32]| Sample {
-        example: 0,
-        prompt: prompt.to_vec(),
-        response: ids.to_vec(),
-        old_logp: vec![0.0; ids.len()],
-        finish: FinishReason::Stop,
-        text: String::new(),
-        reward: 0.0,
-        passed: false,
-        extracted: None,
-        advantage: 0.0,
-        token_offsets: Vec::new(),
+    let one = |prompt: &[u32], ids: &[u32]| {
+        let old_logp = vec![0.0; ids.len()];
+        Sample::unscored(
+            0,
+            prompt.to_vec(),
+            ids.to_vec(),
+            old_logp,
+            FinishReason::Stop,
+        )
     };
     pairs
         .iter()

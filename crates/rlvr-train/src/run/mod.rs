@@ -17,7 +17,7 @@ use indicatif::ProgressBar;
 use crate::checkpoint;
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::eval::{EvalSummary, evaluate, summarize};
+use crate::eval::{EvalSummary, PromptEval, evaluate, summarize};
 use crate::metrics::{Metrics, MetricsLog, read_metrics};
 use crate::model::bundled::{base_policy, load_dir};
 use crate::model::device;
@@ -225,26 +225,7 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
 
 /// Greedy held-out accuracy of the current policy; per-prompt results go to `out` (JSONL).
 pub fn greedy_accuracy(tr: &Trainer, out: &Path) -> Result<f64> {
-    let policy = tr.model().valid();
-    let mut gen_cfg = generation_config(&tr.config.rollout, &tr.tokenizer, true);
-    gen_cfg.max_new_tokens = tr.config.eval.max_new_tokens;
-    let prompt_ids = tr
-        .eval_set
-        .iter()
-        .map(|e| tr.encode_example(e))
-        .collect::<Result<Vec<_>>>()?;
-    let results = evaluate(
-        &policy,
-        &tr.tokenizer,
-        &tr.verifier,
-        &tr.config.verifier,
-        &tr.eval_set,
-        &prompt_ids,
-        &gen_cfg,
-        1,
-        tr.config.eval.batch_size,
-        tr.config.seed,
-    )?;
+    let results = held_out(tr, true, 1, tr.config.seed)?;
     let lines: String = results
         .iter()
         .map(|r| {
@@ -262,15 +243,23 @@ pub fn greedy_accuracy(tr: &Trainer, out: &Path) -> Result<f64> {
 /// prompt at the rollout temperature, top-p and top-k), at run step `step` (1-based; it seeds
 /// the sampling).
 pub fn sampled_pass_at_k(tr: &Trainer, step: usize) -> Result<EvalSummary> {
+    // Apart from the rollout seeds of the step (rounds count from 0).
+    let seed = step_seed(tr.config.seed, step, usize::MAX);
+    Ok(summarize(&held_out(tr, false, tr.config.eval.k, seed)?))
+}
+
+/// `k` responses of the current policy to every held-out prompt (greedy, or sampled as the
+/// rollouts are), verified.
+fn held_out(tr: &Trainer, greedy: bool, k: usize, seed: u64) -> Result<Vec<PromptEval>> {
     let policy = tr.model().valid();
-    let mut gen_cfg = generation_config(&tr.config.rollout, &tr.tokenizer, false);
+    let mut gen_cfg = generation_config(&tr.config.rollout, &tr.tokenizer, greedy);
     gen_cfg.max_new_tokens = tr.config.eval.max_new_tokens;
     let prompt_ids = tr
         .eval_set
         .iter()
         .map(|e| tr.encode_example(e))
         .collect::<Result<Vec<_>>>()?;
-    let results = evaluate(
+    evaluate(
         &policy,
         &tr.tokenizer,
         &tr.verifier,
@@ -278,12 +267,10 @@ pub fn sampled_pass_at_k(tr: &Trainer, step: usize) -> Result<EvalSummary> {
         &tr.eval_set,
         &prompt_ids,
         &gen_cfg,
-        tr.config.eval.k,
+        k,
         tr.config.eval.batch_size,
-        // Apart from the rollout seeds of the step (rounds count from 0).
-        step_seed(tr.config.seed, step, usize::MAX),
-    )?;
-    Ok(summarize(&results))
+        seed,
+    )
 }
 
 fn default_run_dir(config: &RunConfig) -> PathBuf {

@@ -34,19 +34,14 @@ mod tests {
     use super::*;
 
     fn sample(prompt: usize, response: usize) -> Sample {
-        Sample {
-            example: 0,
-            prompt: vec![1; prompt],
-            response: vec![2; response],
-            old_logp: vec![0.0; response],
-            finish: rlvr_models::FinishReason::Stop,
-            text: String::new(),
-            reward: 0.0,
-            passed: false,
-            extracted: None,
-            advantage: 0.0,
-            token_offsets: Vec::new(),
-        }
+        let (ids, logp) = (vec![2; response], vec![0.0; response]);
+        Sample::unscored(
+            0,
+            vec![1; prompt],
+            ids,
+            logp,
+            rlvr_models::FinishReason::Stop,
+        )
     }
 
     /// Lengths (prompt + response) 10, 10, 30, 5, 5 with a budget of 40: [0, 1] (2 × 10 = 20;

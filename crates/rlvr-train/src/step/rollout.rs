@@ -180,18 +180,10 @@ pub fn sample_groups(
         let example = examples[i / group_size];
         debug_assert!(example < dataset.len());
         let text = tokenizer.decode_skip_special(&out.tokens)?;
+        let (prompt, finish) = (prompts[i].clone(), out.finish_reason);
         samples.push(Sample {
-            example,
-            prompt: prompts[i].clone(),
-            response: out.tokens,
-            old_logp: out.logprobs,
-            finish: out.finish_reason,
             text,
-            reward: 0.0,
-            passed: false,
-            extracted: None,
-            advantage: 0.0,
-            token_offsets: Vec::new(),
+            ..Sample::unscored(example, prompt, out.tokens, out.logprobs, finish)
         });
     }
     Ok(samples)

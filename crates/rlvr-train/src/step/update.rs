@@ -9,11 +9,12 @@ use std::time::Instant;
 
 use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::Tensor;
+use rlvr_models::{ChunkedScores, TokenScores};
 use rlvr_objectives::{BatchTotals, LossContext, PolicyBatch};
 
 use super::micro_batch::split_rows;
 use super::rollout::{Rollouts, step_seed};
-use crate::batch::pack_with_sampler;
+use crate::batch::{PackedBatch, pack_with_sampler};
 use crate::error::Result;
 use crate::grad_norm::{clip_global_norm, global_norm, lm_head_grad_norm};
 use crate::metrics::{Metrics, mean};
@@ -67,7 +68,7 @@ pub fn update(
     let entropy_bonus = cfg.objective.common().entropy_coef != 0.0;
     let (mut norms, mut head_norms, mut tokens) = (Vec::new(), Vec::new(), 0usize);
     let (mut updates, mut passes, mut gated, mut refreshes) = (0usize, 0usize, false, 0usize);
-    let mut micro_batches = 0usize;
+    let (mut micro_batches, mut head_chunks) = (0usize, 0usize);
     let mut loss_metrics: Vec<Metrics> = Vec::new();
     // DGG (when on) sets the number of passes and may end the reuse of the batch early.
     let dgg = cfg.stages.dgg.is_some();
@@ -103,14 +104,11 @@ pub fn update(
             let mut accumulated = GradientsAccumulator::new();
             let (mut loss_value, mut part_metrics) = (0.0f64, Vec::new());
             for packed in packs {
-                tokens += packed.lengths.iter().sum::<usize>();
+                let part_tokens = packed.lengths.iter().sum::<usize>();
+                tokens += part_tokens;
                 let ref_logp = tr.reference_logp(&packed.ids, &packed.mask);
-                let scores = rlvr_models::token_logprobs_at(
-                    tr.model(),
-                    packed.ids.clone(),
-                    packed.mask.clone(),
-                    cfg.rollout.temperature,
-                );
+                let (scores, chunked) = score(tr, &packed, cfg.train.logprob_chunk);
+                head_chunks += chunked.as_ref().map_or(0, |c| c.chunks());
                 let policy_batch = PolicyBatch::new(
                     scores.logp,
                     packed.old_logp,
@@ -127,8 +125,13 @@ pub fn update(
                 )?;
                 let out = cfg.objective.loss(&policy_batch, &ctx)?;
                 loss_value += f64::from(out.loss.clone().into_scalar::<f32>());
-                part_metrics.push(out.metrics);
-                let grads = GradientsParams::from_grads(out.loss.backward(), tr.model());
+                part_metrics.push((out.metrics, part_tokens));
+                let grads = out.loss.backward();
+                let grads = match chunked {
+                    // The loss's backward stopped at the score leaves; carry it into the model.
+                    Some(chunked) => chunked.backward(tr.model(), &grads),
+                    None => GradientsParams::from_grads(grads, tr.model()),
+                };
                 accumulated.accumulate(tr.model(), grads);
             }
             loss_metrics.push(combine_micro_batch_metrics(part_metrics));
@@ -187,6 +190,7 @@ pub fn update(
     m.insert("optim/grad_norm".into(), mean(norms.iter().copied()));
     m.insert("optim/updates".into(), updates as f64);
     m.insert("optim/micro_batches".into(), micro_batches as f64);
+    m.insert("optim/logprob_chunks".into(), head_chunks as f64);
     // Read from a parameter, so the metric says what the policy's tensors actually run under.
     let strategy = tr
         .model()
@@ -222,21 +226,57 @@ pub fn update(
     Ok(())
 }
 
-/// The metrics of one mini-batch from those of its micro-batches: the loss terms
-/// (`objective/*loss`) are partial sums of the mini-batch's loss and add up; every other metric
-/// (fractions, means over tokens) is averaged.
-fn combine_micro_batch_metrics(parts: Vec<Metrics>) -> Metrics {
-    if parts.len() == 1 {
-        return parts.into_iter().next().unwrap_or_default();
+/// The policy's scores of a packed batch under autodiff: in one pass, or with the LM head over
+/// `chunk` columns at a time (`train.logprob_chunk` > 0), whose scores are leaves that
+/// [`rlvr_models::ChunkedScores::backward`] connects to the model after the loss's backward.
+fn score(tr: &Trainer, packed: &PackedBatch, chunk: usize) -> (TokenScores, Option<ChunkedScores>) {
+    let temperature = tr.config.rollout.temperature;
+    let (ids, mask) = (packed.ids.clone(), packed.mask.clone());
+    if chunk > 0
+        && let Some(chunked) = rlvr_models::chunked_token_logprobs(
+            tr.model(),
+            ids.clone(),
+            mask.clone(),
+            temperature,
+            chunk,
+        )
+    {
+        let scores = TokenScores {
+            logp: chunked.logp.clone(),
+            entropy: chunked.entropy.clone(),
+        };
+        return (scores, Some(chunked));
     }
-    let keys: BTreeSet<String> = parts.iter().flat_map(|p| p.keys().cloned()).collect();
+    // Nothing scored, or chunking off.
+    (
+        rlvr_models::token_logprobs_at(tr.model(), ids, mask, temperature),
+        None,
+    )
+}
+
+/// The metrics of one mini-batch from those of its micro-batches (each with its number of
+/// response tokens): the loss terms (`objective/*loss`) are partial sums of the mini-batch's
+/// loss and add up; `*_min` / `*_max` take the extreme; every other metric is a mean over
+/// tokens and is averaged weighted by the tokens, which gives the unsplit value.
+fn combine_micro_batch_metrics(parts: Vec<(Metrics, usize)>) -> Metrics {
+    if parts.len() == 1 {
+        return parts.into_iter().next().map(|(m, _)| m).unwrap_or_default();
+    }
+    let keys: BTreeSet<String> = parts.iter().flat_map(|(p, _)| p.keys().cloned()).collect();
     keys.into_iter()
         .map(|key| {
-            let values = parts.iter().filter_map(|p| p.get(&key).copied());
+            let values = parts
+                .iter()
+                .filter_map(|(p, n)| p.get(&key).map(|v| (*v, *n as f64)));
             let v = if key.ends_with("loss") {
-                values.sum()
+                values.map(|(v, _)| v).sum()
+            } else if key.ends_with("_min") {
+                values.map(|(v, _)| v).fold(f64::INFINITY, f64::min)
+            } else if key.ends_with("_max") {
+                values.map(|(v, _)| v).fold(f64::NEG_INFINITY, f64::max)
             } else {
-                mean(values)
+                let (sum, weight) = values.fold((0.0, 0.0), |(s, w), (v, n)| (s + v * n, w + n));
+                sum / weight.max(1.0)
             };
             (key, v)
         })

@@ -219,47 +219,24 @@ impl SandboxFusionClient {
 /// `test <i> <0|1> <name> [<msg>]`, `done` or `violation <reason>`, each test once, nothing
 /// after the end.
 fn parse_remote(stdout: &str, nonce: &str, n: usize) -> Report {
-    let mut r = Report {
-        results: vec![None; n],
-        ..Report::default()
-    };
-    let fail = |r: &mut Report, why: String| {
-        if r.violation.is_none() {
-            r.violation = Some(why);
-        }
-    };
+    let mut r = Report::new(n);
     for line in stdout.lines() {
         let mut f = line.splitn(6, ' ');
         if f.next() != Some(nonce) {
             continue;
         }
         if r.done {
-            fail(&mut r, "output after done".into());
+            r.fail("output after done".into());
             continue;
         }
         match f.next() {
-            Some("test") => {
-                let idx = f.next().and_then(|v| v.parse::<usize>().ok());
-                let (Some(i), Some(ok @ ("0" | "1")), Some(name)) = (idx, f.next(), f.next())
-                else {
-                    fail(&mut r, "malformed test line".into());
-                    continue;
-                };
-                let msg = f.next().unwrap_or_default().to_string();
-                if i >= n {
-                    fail(&mut r, format!("test index {i} out of range"));
-                } else if r.results[i].is_some() {
-                    fail(&mut r, format!("duplicate report for test {i}"));
-                } else {
-                    r.results[i] = Some((ok == "1", name.to_string(), msg));
-                }
-            }
+            Some("test") => r.record_test(f),
             Some("done") if f.next().is_none() => r.done = true,
             Some("violation") => {
-                fail(&mut r, f.collect::<Vec<_>>().join(" "));
+                r.fail(f.collect::<Vec<_>>().join(" "));
                 r.done = true;
             }
-            _ => fail(&mut r, "unexpected report line".into()),
+            _ => r.fail("unexpected report line".into()),
         }
     }
     r
