@@ -56,10 +56,8 @@ fn run() -> Result<()> {
         "train" | "sft" | "eval" | "compare" | "g2d-collect" | "dpo" | "diagnose" | "relex" => {
             rlvr(&task, &rest)
         }
-        "verify" => release_bin("rlvr-verifiers", "rlvr-verify", &[], &rest),
-        "import-gguf" | "generate" | "fetch-model" => {
-            release_bin("rlvr-models", "rlvr-model", &[&task], &rest)
-        }
+        "verify" => release_bin("rlvr-verify", &[], &rest),
+        "import-gguf" | "generate" | "fetch-model" => release_bin("rlvr-model", &[&task], &rest),
         "gen-data" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
             gen_data::write(&datasets.join("arith"))?;
@@ -73,51 +71,44 @@ fn run() -> Result<()> {
 
 /// Runs `rlvr <sub> <rest>` (the training binary, built in release mode).
 fn rlvr(sub: &str, rest: &[String]) -> Result<()> {
-    release_bin("rlvr-train", "rlvr", &[sub], rest)
+    release_bin("rlvr", &[sub], rest)
 }
 
-/// Builds `<package>`'s `<bin>` in release mode with feature `cli` (every tool of the workspace
-/// sits behind it) and cargo's progress shown (the first build of burn takes several minutes),
-/// then runs it with `<args> <rest>`.
-fn release_bin(package: &str, bin: &str, args: &[&str], rest: &[String]) -> Result<()> {
+/// Builds the workspace tool `<bin>` in release mode (cargo's progress shown: the first build
+/// of burn takes several minutes), then runs it with `<args> <rest>`.
+///
+/// The build selects the whole workspace (`--workspace --bin <bin>`), so the dependencies get the
+/// workspace's one feature set, the one every test build also resolves to (through the
+/// test-only `workspace-hack`): the tools and `cargo test --release` share one release build of
+/// burn instead of each building its own. The tools sit behind their crates' `cli` features,
+/// which `rlvr-train`'s default features turn on.
+fn release_bin(bin: &str, args: &[&str], rest: &[String]) -> Result<()> {
     eprintln!("xtask: building `{bin}` (release; the first build takes several minutes)");
     let build = cargo()
-        .args([
-            "build",
-            "--release",
-            "-p",
-            package,
-            "--features",
-            "cli",
-            "--bin",
-            bin,
-        ])
+        .args(["build", "--release", "--workspace", "--bin", bin])
         .status()
         .context("could not start cargo")?;
     if !build.success() {
         bail!("building {bin} failed ({build})");
     }
-    let status = cargo()
-        .args([
-            "run",
-            "--release",
-            "--quiet",
-            "-p",
-            package,
-            "--features",
-            "cli",
-            "--bin",
-            bin,
-            "--",
-        ])
+    let exe = target_dir().join("release").join(bin);
+    let status = Command::new(&exe)
         .args(args)
         .args(rest)
         .status()
-        .context("could not start cargo")?;
+        .with_context(|| format!("could not start {}", exe.display()))?;
     if !status.success() {
         bail!("{bin} {} failed ({status})", args.join(" "));
     }
     Ok(())
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR`, else `target/` at the workspace root.
+fn target_dir() -> std::path::PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => dir.into(),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"),
+    }
 }
 
 /// Everything CI checks, in the order a failure is cheapest to find.

@@ -5,7 +5,7 @@
 //! These tests need the model: `cargo xtask fetch-model smollm2` (or `rlvr-model fetch-model
 //! smollm2`) imports it into `$RLVR_CACHE_DIR` or `~/.cache/rlvr-rs`. `RLVR_SMOLLM2_DIR`
 //! overrides the imported directory, `RLVR_SMOLLM2_GGUF` the GGUF file. Run them in release:
-//! `cargo test --release -p rlvr-models --test smollm2 -- --ignored --nocapture`.
+//! `cargo test --release --workspace --test smollm2 -- --ignored --nocapture`.
 
 use std::path::{Path, PathBuf};
 
