@@ -258,6 +258,12 @@ pub(crate) struct Report {
     pub(crate) violation: Option<String>,
 }
 
+/// The last 1,500 characters of a program's output, for a verdict's details (both backends).
+pub(crate) fn stderr_tail(s: &str) -> &str {
+    let start = s.char_indices().rev().nth(1500).map_or(0, |(k, _)| k);
+    &s[start..]
+}
+
 impl Report {
     /// An empty report for `n` tests.
     pub(crate) fn new(n: usize) -> Self {
@@ -265,6 +271,19 @@ impl Report {
             results: vec![None; n],
             ..Self::default()
         }
+    }
+
+    /// The per-test part of a verdict's details (both backends).
+    pub(crate) fn tests_json(&self) -> Vec<serde_json::Value> {
+        self.results
+            .iter()
+            .map(|t| match t {
+                Some((ok, name, msg)) => {
+                    serde_json::json!({ "passed": ok, "result": name, "message": msg })
+                }
+                None => serde_json::json!({ "passed": false, "result": "not_run" }),
+            })
+            .collect()
     }
 
     /// Records a protocol violation; the first one is kept.
@@ -429,18 +448,11 @@ impl CodeVerifier {
         } else if !out.timed_out && report.hello.is_none() {
             (outcome, reward) = (Outcome::Crashed, 0.0);
         }
-        let tail = |b: &[u8]| {
-            let s = String::from_utf8_lossy(b);
-            let start = s.char_indices().rev().nth(1500).map_or(0, |(k, _)| k);
-            s[start..].to_string()
-        };
+        let tail = |b: &[u8]| stderr_tail(&String::from_utf8_lossy(b)).to_string();
         let details = json!({
             "passed": passed,
             "total": n,
-            "tests": report.results.iter().map(|t| match t {
-                Some((ok, name, msg)) => json!({ "passed": ok, "result": name, "message": msg }),
-                None => json!({ "passed": false, "result": "not_run" }),
-            }).collect::<Vec<_>>(),
+            "tests": report.tests_json(),
             "protocol_violation": report.violation,
             "layers_confirmed": layers_ok,
             "finished": report.done,

@@ -22,7 +22,7 @@ pub use protocol::{
     CommandRunResult, CommandRunStatus, RunCodeRequest, RunCodeResponse, RunStatus,
 };
 
-use crate::code::{Report, score};
+use crate::code::{Report, score, stderr_tail};
 use crate::{CodeReference, Outcome, RewardMode, Verdict};
 
 /// The harness sent as the `code` of every request (see its header comment).
@@ -193,22 +193,18 @@ impl SandboxFusionClient {
         let report = parse_remote(run.stdout.as_deref().unwrap_or_default(), nonce, n);
         let (outcome, score_reward, passed) = score(&report, timed_out, n, reward);
         let stderr = run.stderr.as_deref().unwrap_or_default();
-        let tail_start = stderr.char_indices().rev().nth(1500).map_or(0, |(k, _)| k);
         let details = json!({
             "backend": "sandbox_fusion",
             "passed": passed,
             "total": n,
-            "tests": report.results.iter().map(|t| match t {
-                Some((ok, name, msg)) => json!({ "passed": ok, "result": name, "message": msg }),
-                None => json!({ "passed": false, "result": "not_run" }),
-            }).collect::<Vec<_>>(),
+            "tests": report.tests_json(),
             "protocol_violation": report.violation,
             "finished": report.done,
             "timed_out": timed_out,
             "exit_code": run.return_code,
             "execution_time": run.execution_time,
             "wall_s": started.elapsed().as_secs_f64(),
-            "stderr_tail": &stderr[tail_start..],
+            "stderr_tail": stderr_tail(stderr),
         });
         Verdict::new(score_reward, outcome, Some(program), details)
     }
