@@ -11,6 +11,7 @@ use safetensors::{Dtype, SafeTensors};
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::model::CausalLm;
+use crate::projection::Projection;
 use crate::weights::{Init, WeightSource};
 
 /// File name of a single-file checkpoint.
@@ -49,6 +50,37 @@ pub fn load_pretrained(dir: &Path, device: &Device) -> Result<(CausalLm, ModelCo
 /// # Errors
 /// [`Error::Io`] when a file cannot be written, [`Error::Safetensors`] on serialisation.
 pub fn save_pretrained(model: &CausalLm, config: &ModelConfig, dir: &Path) -> Result<()> {
+    replace_dir(dir, |tmp| {
+        write_weights(model, &tmp.join(WEIGHTS_FILE))?;
+        let mut config = config.clone();
+        config.tie_word_embeddings = model.lm_head.is_none();
+        let mut has_dtype = false;
+        for key in ["torch_dtype", "dtype"] {
+            if let Some(v) = config.extra.get_mut(key) {
+                *v = serde_json::Value::from("float32");
+                has_dtype = true;
+            }
+        }
+        if !has_dtype {
+            config.extra.insert("torch_dtype".into(), "float32".into());
+        }
+        config.save(tmp.join(CONFIG_FILE))?;
+        // Keep the files we do not rewrite (tokenizer, generation config, ...).
+        Ok(|file: &str| {
+            let stale = [WEIGHTS_FILE, CONFIG_FILE, WEIGHTS_INDEX_FILE].contains(&file)
+                || file.starts_with("model-") && file.ends_with(".safetensors");
+            !stale
+        })
+    })
+}
+
+/// Replaces directory `dir` atomically: `write` fills a fresh directory next to it and returns
+/// which files of the old `dir` (by name) to carry over; the fresh directory then replaces `dir`
+/// by rename, so a crash leaves either the old or the new contents.
+pub(crate) fn replace_dir<K: Fn(&str) -> bool>(
+    dir: &Path,
+    write: impl FnOnce(&Path) -> Result<K>,
+) -> Result<()> {
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => PathBuf::from("."),
@@ -63,33 +95,12 @@ pub fn save_pretrained(model: &CausalLm, config: &ModelConfig, dir: &Path) -> Re
         std::fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
     }
     std::fs::create_dir(&tmp).map_err(|e| Error::io(&tmp, e))?;
-
-    write_weights(model, &tmp.join(WEIGHTS_FILE))?;
-    let mut config = config.clone();
-    config.tie_word_embeddings = model.lm_head.is_none();
-    let mut has_dtype = false;
-    for key in ["torch_dtype", "dtype"] {
-        if let Some(v) = config.extra.get_mut(key) {
-            *v = serde_json::Value::from("float32");
-            has_dtype = true;
-        }
-    }
-    if !has_dtype {
-        config.extra.insert("torch_dtype".into(), "float32".into());
-    }
-    config.save(tmp.join(CONFIG_FILE))?;
-
+    let keep = write(&tmp)?;
     if dir.exists() {
-        // Keep the files we do not rewrite (tokenizer, generation config, ...).
         for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
             let entry = entry.map_err(|e| Error::io(dir, e))?;
             let file = entry.file_name();
-            let stale = [WEIGHTS_FILE, CONFIG_FILE, WEIGHTS_INDEX_FILE]
-                .iter()
-                .any(|f| file == *f)
-                || file.to_string_lossy().starts_with("model-")
-                    && file.to_string_lossy().ends_with(".safetensors");
-            if !stale && entry.path().is_file() {
+            if keep(&file.to_string_lossy()) && entry.path().is_file() {
                 std::fs::copy(entry.path(), tmp.join(&file))
                     .map_err(|e| Error::io(entry.path(), e))?;
             }
@@ -120,16 +131,19 @@ pub fn hf_tensors(model: &CausalLm) -> Vec<(String, Vec<usize>, Vec<f32>)> {
     let mut out = Vec::new();
     let mut push =
         |name: String, (shape, data): (Vec<usize>, Vec<f32>)| out.push((name, shape, data));
-    let linear = |l: &burn::nn::Linear| {
-        let (shape, data) = flat(&l.weight); // [in, out]
-        let (d_in, d_out) = (shape[0], shape[1]);
-        let mut t = vec![0.0; data.len()];
-        for i in 0..d_in {
-            for o in 0..d_out {
-                t[o * d_in + i] = data[i * d_out + o];
-            }
-        }
-        ((vec![d_out, d_in], t), l.bias.as_ref().map(flat))
+    // A LoRA adapter is folded into its weight: the directory is the full fine-tuned model.
+    let linear = |l: &Projection| {
+        let w = l.merged_weight(); // [in, out]
+        let [d_in, d_out] = w.dims();
+        let data = w
+            .into_data()
+            .convert::<f32>()
+            .try_into_vec::<f32>()
+            .expect("f32 data");
+        (
+            (vec![d_out, d_in], transposed(&data, d_in, d_out)),
+            l.bias.as_ref().map(flat),
+        )
     };
     let m = &model.model;
     push(
@@ -137,17 +151,7 @@ pub fn hf_tensors(model: &CausalLm) -> Vec<(String, Vec<usize>, Vec<f32>)> {
         flat(&m.embed_tokens.weight),
     );
     for (i, layer) in m.layers.iter().enumerate() {
-        let a = &layer.self_attn;
-        let projections = [
-            ("self_attn.q_proj", &a.q_proj),
-            ("self_attn.k_proj", &a.k_proj),
-            ("self_attn.v_proj", &a.v_proj),
-            ("self_attn.o_proj", &a.o_proj),
-            ("mlp.gate_proj", &layer.mlp.gate_proj),
-            ("mlp.up_proj", &layer.mlp.up_proj),
-            ("mlp.down_proj", &layer.mlp.down_proj),
-        ];
-        for (name, l) in projections {
+        for (name, l) in layer.projections() {
             let (w, b) = linear(l);
             push(format!("model.layers.{i}.{name}.weight"), w);
             if let Some(b) = b {
@@ -309,41 +313,10 @@ impl WeightSource for SafetensorsSource {
                 found: view.shape().to_vec(),
             });
         }
-        let raw = view.data();
-        let mut values: Vec<f32> = match view.dtype() {
-            Dtype::F32 => raw
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-            Dtype::F64 => raw
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32)
-                .collect(),
-            Dtype::BF16 => raw
-                .chunks_exact(2)
-                .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f32())
-                .collect(),
-            Dtype::F16 => raw
-                .chunks_exact(2)
-                .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32())
-                .collect(),
-            other => {
-                return Err(Error::UnsupportedDtype {
-                    name: name.to_owned(),
-                    dtype: format!("{other:?}"),
-                });
-            }
-        };
+        let mut values = view_to_f32(&view, name)?;
         let mut shape = hf_shape;
         if transpose {
-            let [rows, cols] = [hf_shape[0], hf_shape[D - 1]];
-            let mut t = vec![0.0; values.len()];
-            for r in 0..rows {
-                for c in 0..cols {
-                    t[c * rows + r] = values[r * cols + c];
-                }
-            }
-            values = t;
+            values = transposed(&values, hf_shape[0], hf_shape[D - 1]);
             shape.reverse();
         }
         self.used.insert(name.to_owned());
@@ -352,4 +325,47 @@ impl WeightSource for SafetensorsSource {
             &self.device,
         ))
     }
+}
+
+/// The values of a safetensors tensor as f32 (F32, F64, BF16 and F16 are converted).
+pub(crate) fn view_to_f32(
+    view: &safetensors::tensor::TensorView<'_>,
+    name: &str,
+) -> Result<Vec<f32>> {
+    let raw = view.data();
+    Ok(match view.dtype() {
+        Dtype::F32 => raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        Dtype::F64 => raw
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32)
+            .collect(),
+        Dtype::BF16 => raw
+            .chunks_exact(2)
+            .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        Dtype::F16 => raw
+            .chunks_exact(2)
+            .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        other => {
+            return Err(Error::UnsupportedDtype {
+                name: name.to_owned(),
+                dtype: format!("{other:?}"),
+            });
+        }
+    })
+}
+
+/// The transpose of a row-major `[rows, cols]` matrix, row-major `[cols, rows]`.
+pub(crate) fn transposed(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0.0; values.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * rows + r] = values[r * cols + c];
+        }
+    }
+    t
 }

@@ -79,6 +79,14 @@ pub enum Error {
         /// The stored dtype.
         dtype: String,
     },
+    /// A LoRA adapter directory (PEFT layout) that cannot be used as it is.
+    #[error("LoRA adapter {path}: {message}")]
+    Adapter {
+        /// The adapter file.
+        path: PathBuf,
+        /// What is wrong, naming the field or tensor.
+        message: String,
+    },
     /// A safetensors file is malformed.
     #[error("{path}: {message}")]
     Safetensors {

@@ -29,6 +29,8 @@
 //! - [`Tokenizer`]: `tokenizer.json` + chat template (minijinja) + special tokens.
 //! - [`generate`] / [`generate_with_stop_strings`]: batched KV-cache sampling ([`Sampler`]).
 //! - [`token_logprobs`]: teacher-forced log-probs and entropies for training.
+//! - [`lora`]: LoRA adapters ([`CausalLm::with_lora`]), saved and loaded in PEFT's layout,
+//!   merged with [`CausalLm::merge_lora`].
 //! - [`gguf`]: llama.cpp GGUF checkpoints (dequantization, tokenizer from metadata) imported
 //!   into a HF directory ([`gguf::import_gguf`]).
 //!
@@ -47,7 +49,9 @@ mod generate;
 pub mod gguf;
 mod kv_cache;
 mod logprobs;
+pub mod lora;
 mod model;
+mod projection;
 mod rope;
 mod sampler;
 mod tokenizer;
@@ -68,6 +72,8 @@ pub use logprobs::{
     TokenScores, pad_front, scored_log_softmax, token_logprobs, token_logprobs_at,
     token_logprobs_only,
 };
+pub use lora::LoraConfig;
 pub use model::{Attention, CausalLm, DecoderLayer, DecoderModel, Mlp, RmsNorm};
+pub use projection::Projection;
 pub use sampler::{Sampler, log_softmax_at, row_seed, splitmix64};
 pub use tokenizer::{ChatMessage, Tokenizer};

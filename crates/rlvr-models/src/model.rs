@@ -8,7 +8,7 @@
 //! Reference: `transformers/models/qwen2/modeling_qwen2.py` and `models/llama/modeling_llama.py`.
 
 use burn::module::{Module, Param};
-use burn::nn::{Embedding, Linear};
+use burn::nn::Embedding;
 use burn::tensor::activation::silu;
 use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
@@ -17,6 +17,7 @@ use burn::tensor::{Bool, Device, Int, Tensor};
 use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::kv_cache::KvCache;
+use crate::projection::Projection;
 use crate::rope::Rope;
 use crate::weights::{Init, RandomInit, WeightSource};
 
@@ -38,48 +39,6 @@ pub(crate) struct ForwardArgs<'a> {
     pub mask: Option<Tensor<4, Bool>>,
     /// KV cache to read from and append to.
     pub cache: Option<&'a mut KvCache>,
-}
-
-fn load_linear<W: WeightSource>(
-    w: &mut W,
-    name: &str,
-    d_in: usize,
-    d_out: usize,
-    bias: bool,
-) -> Result<Linear> {
-    let weight = w.tensor(&format!("{name}.weight"), [d_out, d_in], Init::Normal, true)?;
-    let bias = if bias {
-        Some(Param::from_tensor(w.tensor(
-            &format!("{name}.bias"),
-            [d_out],
-            Init::Zeros,
-            false,
-        )?))
-    } else {
-        None
-    };
-    Ok(Linear {
-        weight: Param::from_tensor(weight),
-        bias,
-    })
-}
-
-/// `x · W + b` for `x: [B, T, in]` as one `[B·T, in] · [in, out]` product.
-///
-/// burn's `Linear::forward` keeps `[B, T, in] · [1, in, out]` batched when T fills its row
-/// tiles, and then the backward pass forms one `[in, out]` weight gradient per batch row and sums
-/// them; folding B into the rows gives the weight gradient as a single product with K = B·T
-/// (docs/benchmarks.md, "Hot paths"). The reshape is a view for contiguous `x`.
-fn project(layer: &Linear, x: Tensor<3>) -> Tensor<3> {
-    let [b, t, d_in] = x.dims();
-    let weight = layer.weight.val();
-    let d_out = weight.dims()[1];
-    let y = x.reshape([b * t, d_in]).matmul(weight);
-    let y = match &layer.bias {
-        Some(bias) => y + bias.val().unsqueeze_dim::<2>(0),
-        None => y,
-    };
-    y.reshape([b, t, d_out])
 }
 
 /// RMSNorm as in HF: `weight · x / sqrt(mean(x²) + eps)` over the last dim.
@@ -115,28 +74,26 @@ impl RmsNorm {
 #[derive(Module, Debug)]
 pub struct Mlp {
     /// `[hidden, intermediate]`.
-    pub gate_proj: Linear,
+    pub gate_proj: Projection,
     /// `[hidden, intermediate]`.
-    pub up_proj: Linear,
+    pub up_proj: Projection,
     /// `[intermediate, hidden]`.
-    pub down_proj: Linear,
+    pub down_proj: Projection,
 }
 
 impl Mlp {
     fn load<W: WeightSource>(w: &mut W, name: &str, c: &ModelConfig) -> Result<Self> {
         let (d, f) = (c.hidden_size, c.intermediate_size);
         Ok(Self {
-            gate_proj: load_linear(w, &format!("{name}.gate_proj"), d, f, false)?,
-            up_proj: load_linear(w, &format!("{name}.up_proj"), d, f, false)?,
-            down_proj: load_linear(w, &format!("{name}.down_proj"), f, d, false)?,
+            gate_proj: Projection::load(w, &format!("{name}.gate_proj"), d, f, false)?,
+            up_proj: Projection::load(w, &format!("{name}.up_proj"), d, f, false)?,
+            down_proj: Projection::load(w, &format!("{name}.down_proj"), f, d, false)?,
         })
     }
 
     fn forward(&self, x: Tensor<3>) -> Tensor<3> {
-        project(
-            &self.down_proj,
-            silu(project(&self.gate_proj, x.clone())) * project(&self.up_proj, x),
-        )
+        self.down_proj
+            .forward(silu(self.gate_proj.forward(x.clone())) * self.up_proj.forward(x))
     }
 }
 
@@ -144,13 +101,13 @@ impl Mlp {
 #[derive(Module, Debug)]
 pub struct Attention {
     /// `[hidden, heads · head_dim]`.
-    pub q_proj: Linear,
+    pub q_proj: Projection,
     /// `[hidden, kv_heads · head_dim]`.
-    pub k_proj: Linear,
+    pub k_proj: Projection,
     /// `[hidden, kv_heads · head_dim]`.
-    pub v_proj: Linear,
+    pub v_proj: Projection,
     /// `[heads · head_dim, hidden]`.
-    pub o_proj: Linear,
+    pub o_proj: Projection,
     /// Query heads H.
     pub num_heads: usize,
     /// Key/value heads (H is a multiple of it).
@@ -168,10 +125,10 @@ impl Attention {
             c.head_dim(),
         );
         Ok(Self {
-            q_proj: load_linear(w, &format!("{name}.q_proj"), d, h * hd, c.qkv_bias())?,
-            k_proj: load_linear(w, &format!("{name}.k_proj"), d, kv * hd, c.qkv_bias())?,
-            v_proj: load_linear(w, &format!("{name}.v_proj"), d, kv * hd, c.qkv_bias())?,
-            o_proj: load_linear(w, &format!("{name}.o_proj"), h * hd, d, c.o_bias())?,
+            q_proj: Projection::load(w, &format!("{name}.q_proj"), d, h * hd, c.qkv_bias())?,
+            k_proj: Projection::load(w, &format!("{name}.k_proj"), d, kv * hd, c.qkv_bias())?,
+            v_proj: Projection::load(w, &format!("{name}.v_proj"), d, kv * hd, c.qkv_bias())?,
+            o_proj: Projection::load(w, &format!("{name}.o_proj"), h * hd, d, c.o_bias())?,
             num_heads: h,
             num_kv_heads: kv,
             head_dim: hd,
@@ -187,13 +144,19 @@ impl Attention {
     ) -> Tensor<3> {
         let [b, t, _] = x.dims();
         let (h, kv, hd) = (self.num_heads, self.num_kv_heads, self.head_dim);
-        let q = project(&self.q_proj, x.clone())
+        let q = self
+            .q_proj
+            .forward(x.clone())
             .reshape([b, t, h, hd])
             .swap_dims(1, 2); // [B, H, T, hd]
-        let k = project(&self.k_proj, x.clone())
+        let k = self
+            .k_proj
+            .forward(x.clone())
             .reshape([b, t, kv, hd])
             .swap_dims(1, 2); // [B, KV, T, hd]
-        let v = project(&self.v_proj, x)
+        let v = self
+            .v_proj
+            .forward(x)
             .reshape([b, t, kv, hd])
             .swap_dims(1, 2); // [B, KV, T, hd]
         let (q, k) = (rope.apply(q), rope.apply(k));
@@ -226,7 +189,8 @@ impl Attention {
             };
             attention(q, k, v, mask, None, options) // [B, H, T, hd]
         };
-        project(&self.o_proj, out.swap_dims(1, 2).reshape([b, t, h * hd])) // [B, T, hidden]
+        self.o_proj
+            .forward(out.swap_dims(1, 2).reshape([b, t, h * hd])) // [B, T, hidden]
     }
 }
 
@@ -256,6 +220,35 @@ pub struct DecoderLayer {
 }
 
 impl DecoderLayer {
+    /// The block's seven projections under their HF module names relative to the block
+    /// (`self_attn.q_proj`, ..., `mlp.down_proj`), in HF order.
+    pub fn projections(&self) -> [(&'static str, &Projection); 7] {
+        let (a, m) = (&self.self_attn, &self.mlp);
+        [
+            ("self_attn.q_proj", &a.q_proj),
+            ("self_attn.k_proj", &a.k_proj),
+            ("self_attn.v_proj", &a.v_proj),
+            ("self_attn.o_proj", &a.o_proj),
+            ("mlp.gate_proj", &m.gate_proj),
+            ("mlp.up_proj", &m.up_proj),
+            ("mlp.down_proj", &m.down_proj),
+        ]
+    }
+
+    /// [`projections`](Self::projections), mutable.
+    pub fn projections_mut(&mut self) -> [(&'static str, &mut Projection); 7] {
+        let (a, m) = (&mut self.self_attn, &mut self.mlp);
+        [
+            ("self_attn.q_proj", &mut a.q_proj),
+            ("self_attn.k_proj", &mut a.k_proj),
+            ("self_attn.v_proj", &mut a.v_proj),
+            ("self_attn.o_proj", &mut a.o_proj),
+            ("mlp.gate_proj", &mut m.gate_proj),
+            ("mlp.up_proj", &mut m.up_proj),
+            ("mlp.down_proj", &mut m.down_proj),
+        ]
+    }
+
     fn load<W: WeightSource>(w: &mut W, i: usize, c: &ModelConfig) -> Result<Self> {
         let name = format!("model.layers.{i}");
         Ok(Self {
@@ -298,7 +291,7 @@ pub struct CausalLm {
     /// The decoder stack (HF prefix `model.`).
     pub model: DecoderModel,
     /// Output projection `[hidden, vocab]`; `None` when tied to `model.embed_tokens`.
-    pub lm_head: Option<Linear>,
+    pub lm_head: Option<Projection>,
 }
 
 impl CausalLm {
@@ -336,7 +329,7 @@ impl CausalLm {
         let lm_head = if c.tie_word_embeddings {
             None
         } else {
-            Some(load_linear(
+            Some(Projection::load(
                 w,
                 "lm_head",
                 c.hidden_size,
@@ -381,7 +374,7 @@ impl CausalLm {
     /// Projects hidden states to logits: `[B, T, hidden]` → `[B, T, vocab]` (tied: `h · Eᵀ`).
     pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
         match &self.lm_head {
-            Some(head) => project(head, hidden),
+            Some(head) => head.forward(hidden),
             // One 2-D product against the transposed view: burn's `linear` would reshape the
             // non-contiguous `Eᵀ` to rank 3, which copies the whole `[V, hidden]` matrix on
             // every call (113 MB per decode step for SmolLM2).
@@ -460,18 +453,10 @@ impl CausalLm {
         let mut matmul = vocab * hidden;
         let mut attn = 0;
         for layer in &self.model.layers {
-            let a = &layer.self_attn;
-            for l in [
-                &a.q_proj,
-                &a.k_proj,
-                &a.v_proj,
-                &a.o_proj,
-                &layer.mlp.gate_proj,
-                &layer.mlp.up_proj,
-                &layer.mlp.down_proj,
-            ] {
+            for (_, l) in layer.projections() {
                 matmul += l.weight.shape().num_elements();
             }
+            let a = &layer.self_attn;
             attn += a.num_heads * a.head_dim;
         }
         6.0 * matmul as f64 + 12.0 * attn as f64 * seq_len as f64

@@ -148,6 +148,19 @@ enum Command {
         #[arg(long, default_value = "runs/diagnose")]
         out: PathBuf,
     },
+    /// Fold a LoRA adapter (PEFT layout, e.g. a checkpoint's `adapter/`) into its base model and
+    /// write the full model as a HuggingFace directory.
+    MergeLora {
+        /// The base model directory the adapter was trained on.
+        #[arg(long)]
+        base: PathBuf,
+        /// The adapter directory (`adapter_config.json` + `adapter_model.safetensors`).
+        #[arg(long)]
+        adapter: PathBuf,
+        /// Output directory (written atomically; the base's tokenizer files are copied).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// RELEX: extrapolate a run's checkpoints along their rank-r trajectory.
     Relex {
         /// Run directory with checkpoints/step-*.
@@ -241,6 +254,19 @@ fn main() -> Result<()> {
                 out.seconds,
                 if out.interrupted { ", interrupted" } else { "" },
                 out.run_dir.display()
+            );
+        }
+        Command::MergeLora { base, adapter, out } => {
+            let device = default_device();
+            let policy = load_dir(&base, &device)?;
+            let (model, lora) = rlvr_models::lora::load_adapter(policy.model, &adapter)?;
+            rlvr_models::save_pretrained(&model.merge_lora(), &policy.config, &out)?;
+            policy.tokenizer.save_to_dir(&out)?;
+            println!(
+                "merged rank-{} adapter ({}) into {}",
+                lora.rank,
+                lora.target_modules.join(", "),
+                out.display()
             );
         }
         Command::Sft { cfg } => {

@@ -9,6 +9,7 @@ use burn::optim::GradientsParams;
 use burn::tensor::{Device, Int, Tensor};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
+use rlvr_models::lora::save_adapter;
 use rlvr_models::{CausalLm, ModelConfig, Tokenizer, load_pretrained, save_pretrained};
 use rlvr_optim::{OptimizerConfig, RlvrOptimizer};
 use rlvr_verifiers::Verifier;
@@ -23,6 +24,10 @@ use crate::prompt::render_prompt;
 /// The subdirectory of a checkpoint that holds the frozen reference model (a HuggingFace
 /// directory), present when the run keeps a reference.
 pub const REFERENCE_DIR: &str = "reference";
+
+/// The subdirectory of a checkpoint that holds the LoRA adapters in PEFT's layout, present when
+/// the run trains adapters (`[lora]`); the checkpoint's own weights are then the merged model.
+pub const ADAPTER_DIR: &str = "adapter";
 
 /// Everything a run keeps between steps.
 pub struct Trainer {
@@ -44,6 +49,9 @@ pub struct Trainer {
     pub state: TrainerState,
     model: Option<CausalLm>,
     reference: Option<CausalLm>,
+    /// Whether the reference is the policy's frozen base (a LoRA run before any OWPO refresh):
+    /// it then shares the base's weights and a checkpoint need not store it.
+    reference_is_base: bool,
     optimizer: RlvrOptimizer,
     /// The epoch whose data order is cached, and that order.
     order: (usize, Vec<usize>),
@@ -60,7 +68,9 @@ impl Trainer {
             .count()
     }
 
-    /// Assembles a trainer around a policy on an autodiff device.
+    /// Assembles a trainer around a policy on an autodiff device. With `[lora]`, adapters are
+    /// attached to `model` (drawn from the device RNG seeded with the run's seed) unless it
+    /// already carries them (a resumed run).
     pub fn new(
         config: RunConfig,
         device: Device,
@@ -70,13 +80,30 @@ impl Trainer {
         train_set: Vec<Example>,
         eval_set: Vec<Example>,
     ) -> Result<Self> {
+        let model = match &config.lora {
+            Some(lora) if !model.has_lora() => {
+                device.seed(config.seed);
+                model.with_lora(lora)?
+            }
+            _ => model,
+        };
+        if model.has_lora() {
+            tracing::info!(
+                "lora: {} trainable adapter parameters ({:.2} % of {})",
+                model.num_lora_params(),
+                100.0 * model.num_lora_params() as f64 / model.num_params() as f64,
+                model.num_params()
+            );
+        }
         // Ids derived from parameter paths, so optimizer state saved by one process is found
         // again by the next one (see param_ids.rs).
         let model = with_path_ids(model);
         let verifier: Arc<dyn Verifier> = Arc::from(config.verifier.build()?);
         let optimizer = resolve_heads(&config.optimizer, &model_config).init(&model)?;
         let keep_reference = config.train.reference_model || config.objective.needs_reference();
-        let reference = keep_reference.then(|| model.valid());
+        // Under LoRA the reference is the frozen base: the same weights, without adapters.
+        let reference = keep_reference.then(|| model.without_lora().valid());
+        let reference_is_base = model.has_lora();
         Ok(Self {
             config,
             device,
@@ -88,6 +115,7 @@ impl Trainer {
             state: TrainerState::default(),
             model: Some(model),
             reference,
+            reference_is_base,
             optimizer,
             order: (usize::MAX, Vec::new()),
         })
@@ -130,6 +158,7 @@ impl Trainer {
     pub fn refresh_reference(&mut self) {
         if self.reference.is_some() {
             self.reference = Some(self.model().valid());
+            self.reference_is_base = false;
         }
     }
 
@@ -163,15 +192,26 @@ impl Trainer {
         Ok(self.tokenizer.encode(&text)?)
     }
 
-    /// Writes a checkpoint (policy as an HF directory, optimizer state, trainer state, and the
-    /// reference model in `reference/` when the run keeps one).
+    /// Writes a checkpoint (policy as an HF directory, optimizer state, trainer state, the
+    /// reference model in `reference/` when the run keeps one that is not the LoRA base, and the
+    /// adapters in `adapter/` under LoRA).
     pub fn save_checkpoint(&self, run_dir: &Path) -> Result<std::path::PathBuf> {
         let keep = self.config.checkpoint.keep;
         checkpoint::save(run_dir, self.state.step, keep, |dir| {
             save_pretrained(self.model(), &self.model_config, dir)?;
             self.tokenizer.save_to_dir(dir)?;
-            if let Some(reference) = &self.reference {
+            if let Some(reference) = self.reference.as_ref().filter(|_| !self.reference_is_base) {
                 save_pretrained(reference, &self.model_config, &dir.join(REFERENCE_DIR))?;
+            }
+            if let Some(lora) = self
+                .config
+                .lora
+                .as_ref()
+                .filter(|_| self.model().has_lora())
+            {
+                let base = crate::model::bundled::base_dir(&self.config)?;
+                let base = base.to_string_lossy();
+                save_adapter(self.model(), lora, Some(&base), &dir.join(ADAPTER_DIR))?;
             }
             let bytes = self.optimizer.to_bytes()?;
             let path = dir.join("optimizer.bin");
@@ -193,6 +233,10 @@ impl Trainer {
         self.state = checkpoint::read_state(checkpoint)?;
         if self.reference.is_some() {
             let dir = checkpoint.join(REFERENCE_DIR);
+            if self.reference_is_base && !dir.is_dir() {
+                // A LoRA run whose reference is still the frozen base (kept by `new`).
+                return Ok(());
+            }
             if !dir.join("model.safetensors").is_file() {
                 return Err(Error::Checkpoint(format!(
                     "{} has no reference model, and this run keeps one (a KL term or OWPO): \
@@ -202,6 +246,7 @@ impl Trainer {
             }
             let (reference, _) = load_pretrained(&dir, &self.device)?;
             self.reference = Some(reference.valid());
+            self.reference_is_base = false;
         }
         Ok(())
     }

@@ -30,6 +30,7 @@ impl Default for RunConfig {
             verifier: kind_default("math"),
             stages: StagesConfig::default(),
             g2d: G2dSection::default(),
+            lora: None,
         }
     }
 }

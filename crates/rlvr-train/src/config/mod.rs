@@ -64,6 +64,10 @@ pub struct RunConfig {
     pub stages: StagesConfig,
     /// G2D: preference-set collection (`rlvr g2d-collect`) and offline DPO (`rlvr dpo`).
     pub g2d: G2dSection,
+    /// LoRA adapters on the policy (rlvr-models `LoraConfig`: `rank`, `alpha`, `dropout`,
+    /// `target_modules`, `use_rslora`): the base is frozen and only the adapters train.
+    /// Absent: full fine-tuning.
+    pub lora: Option<rlvr_models::LoraConfig>,
 }
 
 /// A registry entry with all its fields at their defaults, e.g. `kind = "dapo"`.

@@ -16,7 +16,27 @@ impl RunConfig {
         self.check_ranges()?;
         self.check_data()?;
         self.check_objective()?;
-        self.check_stages()
+        self.check_stages()?;
+        self.check_lora()
+    }
+
+    fn check_lora(&self) -> Result<()> {
+        let Some(lora) = &self.lora else {
+            return Ok(());
+        };
+        lora.validate().map_err(|e| match e {
+            rlvr_models::Error::InvalidConfig { field, reason } => {
+                Error::Config(format!("lora.{field}: {reason}"))
+            }
+            other => Error::Config(format!("lora: {other}")),
+        })?;
+        if self.stages.dgg.is_some() {
+            return bad(
+                "stages.dgg gates on the LM head's gradient energy, and under [lora] the head is \
+                 frozen (no gradient): remove [stages.dgg] or [lora]",
+            );
+        }
+        Ok(())
     }
 
     fn check_ranges(&self) -> Result<()> {

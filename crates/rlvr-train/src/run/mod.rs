@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use burn::module::Module;
 use indicatif::ProgressBar;
+use rlvr_models::lora::load_adapter;
 
 use crate::checkpoint;
 use crate::config::RunConfig;
@@ -25,7 +26,7 @@ use crate::progress;
 use crate::step::rl_step_with_batch;
 use crate::step::rollout::{generation_config, step_seed};
 use crate::tensorboard::EventWriter;
-use crate::trainer::Trainer;
+use crate::trainer::{ADAPTER_DIR, Trainer};
 use report::write_report;
 
 /// How a run ended.
@@ -81,9 +82,16 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
     if let Some(isolation) = config.verifier.isolation()? {
         tracing::info!("verifier: code sandbox isolation: {isolation}");
     }
-    let base = match &resume_from {
-        Some(ckpt) => load_dir(ckpt, &dev)?,
-        None => base_policy(&config, &train_set, &eval_set, &dev)?,
+    let base = match (&resume_from, &config.lora) {
+        // LoRA: the frozen base as the config names it, the trained adapters from the checkpoint
+        // (whose own weights are the merged model).
+        (Some(ckpt), Some(_)) => {
+            let mut base = base_policy(&config, &train_set, &eval_set, &dev)?;
+            base.model = load_adapter(base.model, &ckpt.join(ADAPTER_DIR))?.0;
+            base
+        }
+        (Some(ckpt), None) => load_dir(ckpt, &dev)?,
+        (None, _) => base_policy(&config, &train_set, &eval_set, &dev)?,
     };
     checkpoint::write_atomic(&run_dir.join("config.toml"), config.to_toml().as_bytes())?;
     let mut tr = Trainer::new(
