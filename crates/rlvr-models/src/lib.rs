@@ -44,6 +44,7 @@ mod allocator;
 mod checkpoint;
 mod chunked;
 mod config;
+mod decode_batch;
 mod error;
 mod generate;
 pub mod gguf;
@@ -63,6 +64,7 @@ pub use checkpoint::{
 };
 pub use chunked::{ChunkedScores, chunked_token_logprobs};
 pub use config::{Architecture, ModelConfig};
+pub use decode_batch::DecodeBatch;
 pub use error::{Error, Result};
 pub use generate::{
     FinishReason, Generation, GenerationConfig, generate, generate_with_stop_strings,

@@ -1,0 +1,183 @@
+//! Test harness: a server on 127.0.0.1 port 0 in this process, over a tiny random model in a
+//! temporary directory, and small HTTP helpers (ureq).
+
+#![allow(dead_code)] // each test binary uses a different part
+
+pub mod fixture;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use burn::module::Module;
+use burn::tensor::Device;
+use rlvr_models::{CausalLm, Tokenizer, load_pretrained};
+use rlvr_serve::{Server, ServerConfig};
+use serde_json::Value;
+
+/// The served model name in tests.
+pub const MODEL_NAME: &str = "tiny";
+
+/// A running server; stops when dropped.
+pub struct TestServer {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// The server (for `stats()`).
+    pub server: Server,
+    /// The model directory.
+    pub dir: PathBuf,
+    _tmp: tempfile::TempDir,
+    runtime: tokio::runtime::Runtime,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl TestServer {
+    /// Starts a server over a fresh tiny model (RNG seed `seed`), with `tweak` applied to the
+    /// default settings.
+    pub fn start(seed: u64, tweak: impl FnOnce(&mut ServerConfig)) -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("model");
+        fixture::write_tiny_model(&dir, seed);
+        let mut config = ServerConfig::new(MODEL_NAME);
+        tweak(&mut config);
+        let server = Server::from_dir(&dir, config, &Device::flex()).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = server.clone();
+        runtime.spawn(async move {
+            serving
+                .serve(listener, async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+        Self {
+            base,
+            server,
+            dir,
+            _tmp: tmp,
+            runtime,
+            stop: Some(stop),
+        }
+    }
+
+    /// The served model, loaded again from its directory (for reference computations).
+    pub fn model(&self) -> CausalLm {
+        load_pretrained(&self.dir, &Device::flex())
+            .unwrap()
+            .0
+            .valid()
+    }
+
+    /// The served tokenizer.
+    pub fn tokenizer(&self) -> Tokenizer {
+        Tokenizer::from_dir(&self.dir).unwrap()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// POSTs JSON; returns (status, x-weights-version header, body text).
+    pub fn post(&self, path: &str, body: &Value) -> (u16, Option<u64>, String) {
+        self.post_raw(path, body.to_string().into_bytes())
+    }
+
+    /// POSTs raw bytes as JSON.
+    pub fn post_raw(&self, path: &str, body: Vec<u8>) -> (u16, Option<u64>, String) {
+        let response = agent()
+            .post(&self.url(path))
+            .header("content-type", "application/json")
+            .send(&body[..])
+            .unwrap();
+        read(response)
+    }
+
+    /// GETs a path; returns (status, version header, body text).
+    pub fn get(&self, path: &str) -> (u16, Option<u64>, String) {
+        read(agent().get(&self.url(path)).call().unwrap())
+    }
+
+    /// POSTs and expects 200 with a JSON body.
+    pub fn post_ok(&self, path: &str, body: &Value) -> Value {
+        let (status, _, text) = self.post(path, body);
+        assert_eq!(status, 200, "{path}: {text}");
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Waits until the engine's row count is `rows` (panics after `timeout`).
+    pub fn wait_for_active_rows(&self, rows: usize, timeout: Duration) {
+        let start = Instant::now();
+        while self.server.stats().active_rows != rows {
+            assert!(
+                start.elapsed() < timeout,
+                "active rows stayed at {} (waiting for {rows})",
+                self.server.stats().active_rows
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let _ = &self.runtime;
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(120)))
+        .build()
+        .into()
+}
+
+fn read(mut response: ureq::http::Response<ureq::Body>) -> (u16, Option<u64>, String) {
+    let status = response.status().as_u16();
+    let version = response
+        .headers()
+        .get("x-weights-version")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
+    let text = response
+        .body_mut()
+        .with_config()
+        .limit(64 << 20)
+        .read_to_string()
+        .unwrap();
+    (status, version, text)
+}
+
+/// The `data:` payloads of an SSE body, in order.
+pub fn sse_data(body: &str) -> Vec<String> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:")))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Token ids of a choice (`return_token_ids`).
+pub fn ids(v: &Value) -> Vec<u32> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap() as u32)
+        .collect()
+}
+
+/// Writes a second random model into `dir` (for weight updates).
+pub fn write_other_model(dir: &Path, seed: u64) {
+    fixture::write_tiny_model(dir, seed);
+}
