@@ -51,6 +51,15 @@ pub enum Error {
     /// A checkpoint or run directory is not usable.
     #[error("checkpoint: {0}")]
     Checkpoint(String),
+    /// The remote rollout engine failed: an endpoint unreachable after the retries, an error
+    /// answer, a malformed body, or weights of the wrong version.
+    #[error("rollout engine: {endpoint}: {message}")]
+    Engine {
+        /// The endpoint (`http://HOST:PORT`).
+        endpoint: String,
+        /// What went wrong.
+        message: String,
+    },
     /// A TensorBoard event file could not be read.
     #[error("{path}: record at byte {offset}: {message}")]
     EventFile {

@@ -65,6 +65,7 @@ pub mod model;
 pub mod offline;
 pub mod progress;
 pub mod prompt;
+pub mod rollout_engine;
 pub mod run;
 pub mod schedule;
 pub mod sft;

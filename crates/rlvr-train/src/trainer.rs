@@ -20,6 +20,7 @@ use crate::data::Example;
 use crate::error::{Error, Result};
 use crate::model::param_ids::with_path_ids;
 use crate::prompt::render_prompt;
+use crate::rollout_engine::RemoteEngine;
 
 /// The subdirectory of a checkpoint that holds the frozen reference model (a HuggingFace
 /// directory), present when the run keeps a reference.
@@ -47,6 +48,9 @@ pub struct Trainer {
     pub eval_set: Vec<Example>,
     /// Counters and history that a checkpoint saves.
     pub state: TrainerState,
+    /// The inference servers the rollouts come from (`rollout.engine = "openai"`); `None`
+    /// samples in this process. [`crate::run::train`] connects it.
+    pub remote: Option<RemoteEngine>,
     model: Option<CausalLm>,
     reference: Option<CausalLm>,
     /// Whether the reference is the policy's frozen base (a LoRA run before any OWPO refresh):
@@ -113,6 +117,7 @@ impl Trainer {
             train_set,
             eval_set,
             state: TrainerState::default(),
+            remote: None,
             model: Some(model),
             reference,
             reference_is_base,

@@ -9,7 +9,7 @@ use super::RunConfig;
 use super::kind_default;
 use super::sections::{
     CheckpointSection, DataSection, EvalSection, G2dSection, LogSection, ModelSection,
-    RolloutSection, SftSection, ShortBatch, TrainSection,
+    RolloutEngine, RolloutSection, SftSection, ShortBatch, TrainSection,
 };
 
 impl Default for RunConfig {
@@ -90,6 +90,12 @@ impl Default for RolloutSection {
             dynamic_sampling: false,
             max_resample_rounds: 2,
             short_batch: ShortBatch::Train,
+            engine: RolloutEngine::Local,
+            endpoints: Vec::new(),
+            concurrency: 8,
+            request_timeout_s: 600.0,
+            retries: 3,
+            sync_every: 1,
         }
     }
 }

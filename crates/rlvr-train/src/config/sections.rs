@@ -111,6 +111,34 @@ pub struct RolloutSection {
     pub max_resample_rounds: usize,
     /// What a step does when dynamic sampling's rounds run out before the batch is full.
     pub short_batch: ShortBatch,
+    /// Where the RL rollouts are sampled: in this process (`local`) or on OpenAI-compatible
+    /// inference servers (`openai`, e.g. `rlvr-serve`) that get the policy's weights by
+    /// `sync_every`. Evaluation and the offline modes always sample locally.
+    pub engine: RolloutEngine,
+    /// The servers of `engine = "openai"` (`http://HOST:PORT`, no path); requests go to them in
+    /// turn (round robin).
+    pub endpoints: Vec<String>,
+    /// Requests in flight at once over all endpoints (`engine = "openai"`; each request is one
+    /// response, so this bounds the rows a server decodes for this run).
+    pub concurrency: usize,
+    /// Whole-request timeout in seconds (`engine = "openai"`; a weight update is one request).
+    pub request_timeout_s: f64,
+    /// Retries of a request after a connection error or a 5xx answer, with exponential
+    /// backoff (`engine = "openai"`).
+    pub retries: u32,
+    /// Optimizer steps between weight syncs to the servers (`engine = "openai"`; the first
+    /// rollout always follows a sync). Above 1 the rollouts come from an older policy.
+    pub sync_every: usize,
+}
+
+/// Where the rollouts are sampled (`rollout.engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RolloutEngine {
+    /// `rlvr_models::generate` on the trainer's own policy.
+    Local,
+    /// `POST /v1/completions` on `rollout.endpoints`, with the weights synced from disk.
+    Openai,
 }
 
 /// What a step does with a batch that dynamic sampling could not fill (`rollout.short_batch`).

@@ -4,7 +4,7 @@
 
 use rlvr_objectives::TisMode;
 
-use super::RunConfig;
+use super::{RolloutEngine, RunConfig};
 use crate::error::{Error, Result};
 
 impl RunConfig {
@@ -17,7 +17,54 @@ impl RunConfig {
         self.check_data()?;
         self.check_objective()?;
         self.check_stages()?;
+        self.check_engine()?;
         self.check_lora()
+    }
+
+    /// The remote rollout engine's keys: endpoints it can reach with this client, positive
+    /// limits, and no endpoint list that the local engine would ignore.
+    fn check_engine(&self) -> Result<()> {
+        let r = &self.rollout;
+        if r.engine == RolloutEngine::Local {
+            if !r.endpoints.is_empty() {
+                return bad(
+                    "rollout.endpoints is set and rollout.engine = \"local\" samples in this \
+                     process (the endpoints would be ignored): set rollout.engine = \"openai\" \
+                     or remove rollout.endpoints",
+                );
+            }
+            return Ok(());
+        }
+        if r.endpoints.is_empty() {
+            return bad(
+                "rollout.engine = \"openai\" samples on inference servers and \
+                 rollout.endpoints is empty: list them, e.g. \
+                 rollout.endpoints = [\"http://127.0.0.1:8000\"]",
+            );
+        }
+        for (i, e) in r.endpoints.iter().enumerate() {
+            let host = e.strip_prefix("http://").unwrap_or("");
+            let host = host.strip_suffix('/').unwrap_or(host);
+            if host.is_empty() || host.contains('/') {
+                return Err(Error::Config(format!(
+                    "rollout.endpoints[{i}] = {e:?}: expected http://HOST:PORT (plain HTTP, \
+                     no path; the client appends /v1/completions and \
+                     /update_weights_from_disk)"
+                )));
+            }
+        }
+        if r.concurrency == 0 {
+            return bad("rollout.concurrency must be at least 1 (requests in flight)");
+        }
+        if !(r.request_timeout_s.is_finite() && r.request_timeout_s > 0.0) {
+            return bad("rollout.request_timeout_s must be a positive number of seconds");
+        }
+        if r.sync_every == 0 {
+            return bad(
+                "rollout.sync_every must be at least 1 (optimizer steps between weight syncs)",
+            );
+        }
+        Ok(())
     }
 
     fn check_lora(&self) -> Result<()> {
@@ -189,15 +236,21 @@ impl RunConfig {
             self.check_micro_batches()?;
         }
         let truncated = self.rollout.top_p < 1.0 || self.rollout.top_k > 0;
-        if k.tis != TisMode::Off && !truncated {
+        // On a server at T = 1 without truncation the sampler's own log-probs come back with
+        // the tokens (rlvr-serve reports them at T = 1): TIS corrects the server/trainer gap.
+        let remote_sampler =
+            self.rollout.engine == RolloutEngine::Openai && self.rollout.temperature == 1.0;
+        if k.tis != TisMode::Off && !truncated && !remote_sampler {
             return bad(
                 "objective.tis corrects for a sampler that differs from the trained policy, and \
                  with rollout.top_p = 1 and rollout.top_k = 0 the sampler is the policy \
                  (softmax(logits / temperature)): every weight would be 1. Set rollout.top_p < 1 \
-                 or rollout.top_k > 0, or objective.tis = \"off\"",
+                 or rollout.top_k > 0, or objective.tis = \"off\" (with rollout.engine = \
+                 \"openai\" at rollout.temperature = 1 the server's log-probs are the \
+                 sampler's)",
             );
         }
-        if k.tis == TisMode::Mask && k.tis_cap >= 1.0 {
+        if k.tis == TisMode::Mask && k.tis_cap >= 1.0 && truncated {
             return bad(
                 "objective.tis = \"mask\" drops tokens whose weight pi/pi_sampler exceeds \
                  objective.tis_cap, and truncated sampling only raises the sampler's \

@@ -23,6 +23,7 @@ use crate::metrics::{Metrics, MetricsLog, read_metrics};
 use crate::model::bundled::{base_policy, load_dir};
 use crate::model::device;
 use crate::progress;
+use crate::rollout_engine::RemoteEngine;
 use crate::step::rl_step_with_batch;
 use crate::step::rollout::{generation_config, step_seed};
 use crate::tensorboard::EventWriter;
@@ -103,6 +104,7 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         train_set,
         eval_set,
     )?;
+    tr.remote = RemoteEngine::from_config(&tr.config.rollout, &run_dir);
     if let Some(ckpt) = &resume_from {
         tr.restore(ckpt)?;
         tracing::info!("resumed {} at step {}", run_dir.display(), tr.state.step);

@@ -3,19 +3,28 @@
 //! all equal and draw more prompts until the batch is full or the rounds run out. The kept
 //! batch is rescored when the stored log-probs must be the temperature-scaled policy's or the
 //! truncated sampler's (`logprobs.rs`).
+//!
+//! With `rollout.engine = "openai"` the responses come from inference servers
+//! (`rollout_engine`): the weights are synced first when due, each response is requested with
+//! the seed its row has locally, and from the samples on the path is the same, except that the
+//! kept batch is always rescored by the trainer (the servers' log-probs are only compared with
+//! the trainer's, as the `rollout/logp_mismatch_*` metrics, and feed `objective.tis` at T = 1
+//! without truncation).
 
 use std::time::Instant;
 
 use burn::module::Module;
-use rlvr_models::{CausalLm, FinishReason, GenerationConfig, Tokenizer, generate};
+use rlvr_models::{CausalLm, FinishReason, Generation, GenerationConfig, Tokenizer, generate};
+use rlvr_objectives::TisMode;
 
 use crate::batch::Sample;
-use crate::config::{RolloutSection, ShortBatch};
+use crate::config::{RolloutEngine, RolloutSection, ShortBatch};
 use crate::data::Example;
 use crate::error::{Error, Result};
 use crate::logprobs::{needs_rescoring, rescore};
 use crate::metrics::{Metrics, mean};
 use crate::prompt::pad_id;
+use crate::rollout_engine::{LogpMismatch, OpenAiClient, RemoteEngine};
 use crate::trainer::Trainer;
 use crate::verify::score;
 
@@ -32,7 +41,41 @@ pub struct Rollouts {
 /// Rolls out and verifies `prompts_per_step × stage_batches` groups with the current policy
 /// (one policy for all stage batches: Mu-GRPO's large stages); see the module docs.
 pub fn collect(tr: &mut Trainer, step: usize, m: &mut Metrics) -> Result<Rollouts> {
+    let mut remote = tr.remote.take();
+    let collected = collect_with(tr, remote.as_mut(), step, m);
+    tr.remote = remote;
+    collected
+}
+
+/// [`collect`] with the trainer's remote engine taken out of it (`None`: local sampling).
+fn collect_with(
+    tr: &mut Trainer,
+    mut remote: Option<&mut RemoteEngine>,
+    step: usize,
+    m: &mut Metrics,
+) -> Result<Rollouts> {
     let rollout = tr.config.rollout.clone();
+    if rollout.engine == RolloutEngine::Openai && remote.is_none() {
+        return Err(Error::Config(
+            "rollout.engine = \"openai\" and this trainer has no remote engine (run::train \
+             connects it from rollout.endpoints; a caller of step::rl_step sets Trainer::remote)"
+                .into(),
+        ));
+    }
+    if let Some(RemoteEngine { client, sync }) = remote.as_deref_mut() {
+        let steps = tr.state.optimizer_steps;
+        let sync_s = if sync.due(steps) {
+            sync.sync(client, tr.model(), &tr.model_config, &tr.tokenizer, steps)?
+        } else {
+            0.0
+        };
+        m.insert("time/weight_sync_s".into(), sync_s);
+        let version = client.expected_versions().iter().flatten().max();
+        m.insert(
+            "rollout/weights_version".into(),
+            version.map_or(0.0, |&v| v as f64),
+        );
+    }
     let seed = tr.config.seed;
     let g = rollout.group_size;
     let want = rollout.prompts_per_step * tr.config.train.stage_batches;
@@ -52,16 +95,28 @@ pub fn collect(tr: &mut Trainer, step: usize, m: &mut Metrics) -> Result<Rollout
         let examples = tr.next_prompts(want - kept.len() / g);
         let prompt_ids = tr.encode_prompts(&examples)?;
         let t = Instant::now();
-        let mut samples = sample_groups(
-            &policy,
-            &tr.tokenizer,
-            &tr.train_set,
-            &examples,
-            &prompt_ids,
-            g,
-            &gen_cfg,
-            step_seed(seed, step, round),
-        )?;
+        let round_seed = step_seed(seed, step, round);
+        let mut samples = match remote.as_deref() {
+            None => sample_groups(
+                &policy,
+                &tr.tokenizer,
+                &tr.train_set,
+                &examples,
+                &prompt_ids,
+                g,
+                &gen_cfg,
+                round_seed,
+            )?,
+            Some(engine) => sample_groups_remote(
+                &engine.client,
+                &tr.tokenizer,
+                &examples,
+                &prompt_ids,
+                g,
+                &gen_cfg,
+                round_seed,
+            )?,
+        };
         rollout_s += t.elapsed().as_secs_f64();
         sampled_tokens += samples.iter().map(|s| s.response.len()).sum::<usize>();
         let t = Instant::now();
@@ -97,8 +152,12 @@ pub fn collect(tr: &mut Trainer, step: usize, m: &mut Metrics) -> Result<Rollout
         )));
     }
     let t = Instant::now();
-    let sampler_logp = if needs_rescoring(&rollout) {
-        rescore(&policy, &mut kept, &rollout, pad_id(&tr.tokenizer))
+    let pad = pad_id(&tr.tokenizer);
+    let sampler_logp = if remote.is_some() {
+        let tis = tr.config.objective.common().tis != TisMode::Off;
+        rescore_remote(&policy, &mut kept, &rollout, pad, tis, m)
+    } else if needs_rescoring(&rollout) {
+        rescore(&policy, &mut kept, &rollout, pad)
     } else {
         None
     };
@@ -157,6 +216,97 @@ pub fn generation_config(
     }
 }
 
+/// Rescores a batch sampled by a server (whose log-probs, in `old_logp`, are at T = 1 without
+/// truncation, rlvr-serve's convention and local generation's): the trainer's own T = 1
+/// log-probs are compared with the server's (`rollout/logp_mismatch_*`, `rollout/is_ratio_*`,
+/// `rollout/sampler_kl`), then `old_logp` becomes the trainer's at the rollout temperature as on
+/// the local path. Returns the sampler's log-probs: the truncated sampler's when sampling
+/// truncates (as locally), else the server's when `tis` is on (validation allows it only at
+/// T = 1, where they are the sampler's), else `None`.
+fn rescore_remote(
+    policy: &CausalLm,
+    kept: &mut [Sample],
+    rollout: &RolloutSection,
+    pad: u32,
+    tis: bool,
+    m: &mut Metrics,
+) -> Option<Vec<Vec<f32>>> {
+    let served: Vec<Vec<f32>> = kept.iter().map(|s| s.old_logp.clone()).collect();
+    let at_t1 = RolloutSection {
+        temperature: 1.0,
+        top_p: 1.0,
+        top_k: 0,
+        ..rollout.clone()
+    };
+    // At T = 1 one pass gives both the T = 1 log-probs and the truncated sampler's.
+    let t1 = rollout.temperature == 1.0;
+    let mut sampler = rescore(policy, kept, if t1 { rollout } else { &at_t1 }, pad);
+    let trainer: Vec<Vec<f32>> = kept.iter().map(|s| s.old_logp.clone()).collect();
+    LogpMismatch::of(&served, &trainer).insert_into(m);
+    if !t1 {
+        sampler = rescore(policy, kept, rollout, pad);
+    }
+    match sampler {
+        None if tis => Some(served),
+        other => other,
+    }
+}
+
+/// The batch rows of `prompt_ids` with `group_size` responses each: every prompt repeated.
+fn group_rows(prompt_ids: &[Vec<u32>], group_size: usize) -> Vec<Vec<u32>> {
+    let mut prompts = Vec::with_capacity(prompt_ids.len() * group_size);
+    for ids in prompt_ids {
+        for _ in 0..group_size {
+            prompts.push(ids.clone());
+        }
+    }
+    prompts
+}
+
+/// The unscored samples of generated rows (row `i` is a response to `examples[i / group_size]`).
+fn to_samples(
+    tokenizer: &Tokenizer,
+    examples: &[usize],
+    prompts: Vec<Vec<u32>>,
+    outs: Vec<Generation>,
+    group_size: usize,
+) -> Result<Vec<Sample>> {
+    let mut samples = Vec::with_capacity(outs.len());
+    for (i, (prompt, out)) in prompts.into_iter().zip(outs).enumerate() {
+        let text = tokenizer.decode_skip_special(&out.tokens)?;
+        samples.push(Sample {
+            text,
+            ..Sample::unscored(
+                examples[i / group_size],
+                prompt,
+                out.tokens,
+                out.logprobs,
+                out.finish_reason,
+            )
+        });
+    }
+    Ok(samples)
+}
+
+/// [`sample_groups`] on inference servers: row `i` is requested with the seed it has in
+/// `sample_groups`' batch, so a seeded server returns the same tokens.
+///
+/// # Errors
+/// The client's [`Error::Engine`], or a response the tokenizer cannot decode.
+pub fn sample_groups_remote(
+    client: &OpenAiClient,
+    tokenizer: &Tokenizer,
+    examples: &[usize],
+    prompt_ids: &[Vec<u32>],
+    group_size: usize,
+    gen_cfg: &GenerationConfig,
+    seed: u64,
+) -> Result<Vec<Sample>> {
+    let prompts = group_rows(prompt_ids, group_size);
+    let outs = client.generate(&prompts, gen_cfg, seed)?;
+    to_samples(tokenizer, examples, prompts, outs, group_size)
+}
+
 /// Samples `group_size` responses for each of `examples` (given as dataset indices) in one batch.
 pub fn sample_groups(
     policy: &CausalLm,
@@ -168,25 +318,10 @@ pub fn sample_groups(
     gen_cfg: &GenerationConfig,
     seed: u64,
 ) -> Result<Vec<Sample>> {
-    let mut prompts = Vec::with_capacity(examples.len() * group_size);
-    for ids in prompt_ids {
-        for _ in 0..group_size {
-            prompts.push(ids.clone());
-        }
-    }
+    debug_assert!(examples.iter().all(|&e| e < dataset.len()));
+    let prompts = group_rows(prompt_ids, group_size);
     let outs = generate(policy, &prompts, gen_cfg, seed);
-    let mut samples = Vec::with_capacity(outs.len());
-    for (i, out) in outs.into_iter().enumerate() {
-        let example = examples[i / group_size];
-        debug_assert!(example < dataset.len());
-        let text = tokenizer.decode_skip_special(&out.tokens)?;
-        let (prompt, finish) = (prompts[i].clone(), out.finish_reason);
-        samples.push(Sample {
-            text,
-            ..Sample::unscored(example, prompt, out.tokens, out.logprobs, finish)
-        });
-    }
-    Ok(samples)
+    to_samples(tokenizer, examples, prompts, outs, group_size)
 }
 
 /// The device-independent part of a sampling seed: a stable mix of (run seed, step, round).

@@ -1,0 +1,363 @@
+//! `rollout.engine = "openai"`: rollouts sampled by an rlvr-serve server running in this
+//! process on the run's starting policy, with the weights synced to it before every rollout.
+//! The remote rollouts equal the local engine's for the same seed, the trainer's log-probs
+//! agree with the server's, the run trains, and a dead endpoint or a bad config is refused with
+//! the endpoint or key named.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+use common::{history, tiny_config};
+use rlvr_serve::{Server, ServerConfig};
+use rlvr_train::model::bundled::base_policy;
+use rlvr_train::model::device::training_device;
+use rlvr_train::rollout_engine::RemoteEngine;
+use rlvr_train::run::load::load_data;
+use rlvr_train::step::rl_step_with_batch;
+use rlvr_train::trainer::Trainer;
+use rlvr_train::{RunConfig, RunOptions, train};
+
+/// An rlvr-serve server on 127.0.0.1 (port 0) in this process; stops when dropped.
+struct LocalServer {
+    base: String,
+    server: Server,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl LocalServer {
+    fn start(model_dir: &Path) -> Self {
+        let server =
+            Server::from_dir(model_dir, ServerConfig::new("policy"), &Device::flex()).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = server.clone();
+        runtime.spawn(async move {
+            serving
+                .serve(listener, async {
+                    let _ = stopped.await;
+                })
+                .await
+                .unwrap();
+        });
+        Self {
+            base,
+            server,
+            stop: Some(stop),
+            _runtime: runtime,
+        }
+    }
+
+    fn version(&self) -> u64 {
+        self.server.stats().weights_version
+    }
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// The settings of a short remote run against `endpoint`, then `extra`.
+fn remote_config(run_dir: &Path, endpoint: &str, extra: &[&str]) -> RunConfig {
+    let endpoints = format!("rollout.endpoints=[\"{endpoint}\"]");
+    let mut sets = vec![
+        "rollout.engine=\"openai\"",
+        endpoints.as_str(),
+        "rollout.concurrency=4",
+        "train.steps=3",
+        "train.warmup_steps=0",
+        "eval.every=0",
+        "checkpoint.every=0",
+    ];
+    sets.extend_from_slice(extra);
+    tiny_config(run_dir, &sets)
+}
+
+/// A trainer on the run's (warm-started, cached) starting policy, and that policy's directory.
+fn trainer(config: &RunConfig) -> (Trainer, PathBuf) {
+    let (train_set, eval_set) = load_data(config).unwrap();
+    let device = training_device(false);
+    let base = base_policy(config, &train_set, &eval_set, &device).unwrap();
+    let dir = base.dir.clone();
+    let tr = Trainer::new(
+        config.clone(),
+        device,
+        base.model,
+        base.config,
+        base.tokenizer,
+        train_set,
+        eval_set,
+    )
+    .unwrap();
+    (tr, dir)
+}
+
+/// Steps 1 and 2 of the same run on the local engine and on the server: the same prompts and
+/// the same response tokens (the server samples row r with the local row's seed, and at step 2
+/// from the weights synced after step 1's update), near-equal old log-probs, and mismatch
+/// metrics near 0; the server's weights version goes up once per step.
+#[test]
+fn remote_rollouts_match_the_local_engine_and_sync_every_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The local trainer first: it warm-starts the shared base policy the server then serves.
+    let local_cfg = tiny_config(
+        &tmp.path().join("local"),
+        &["train.warmup_steps=0", "eval.every=0"],
+    );
+    let (mut local, base_dir) = trainer(&local_cfg);
+    let server = LocalServer::start(&base_dir);
+    assert_eq!(server.version(), 0);
+    let remote_dir = tmp.path().join("remote");
+    let remote_cfg = remote_config(&remote_dir, &server.base, &[]);
+    let (mut remote, _) = trainer(&remote_cfg);
+    remote.remote = RemoteEngine::from_config(&remote_cfg.rollout, &remote_dir);
+    assert!(remote.remote.is_some());
+
+    for step in 0..2 {
+        let (lm, lb) = rl_step_with_batch(&mut local, step).unwrap();
+        let (rm, rb) = rl_step_with_batch(&mut remote, step).unwrap();
+        assert_eq!(server.version(), step as u64 + 1, "one sync per step");
+        assert_eq!(rm["rollout/weights_version"], (step + 1) as f64);
+        assert!(rm["time/weight_sync_s"] > 0.0);
+        assert_eq!(lb.samples.len(), 16);
+        assert_eq!(lb.samples.len(), rb.samples.len());
+        for (i, (l, r)) in lb.samples.iter().zip(&rb.samples).enumerate() {
+            assert_eq!(l.prompt, r.prompt, "step {step} row {i}: prompt");
+            assert_eq!(l.response, r.response, "step {step} row {i}: response");
+            assert_eq!(l.finish, r.finish, "step {step} row {i}: finish");
+            assert_eq!(l.text, r.text);
+            for (a, b) in l.old_logp.iter().zip(&r.old_logp) {
+                assert!((a - b).abs() < 1e-4, "step {step} row {i}: {a} vs {b}");
+            }
+        }
+        assert!(
+            rm["rollout/logp_mismatch_mean"] < 1e-3,
+            "{}",
+            rm["rollout/logp_mismatch_mean"]
+        );
+        assert!(rm["rollout/logp_mismatch_max"] < 1e-2);
+        assert!((rm["rollout/is_ratio_mean"] - 1.0).abs() < 1e-3);
+        assert!(rm["rollout/sampler_kl"].abs() < 1e-3);
+        assert!(!lm.contains_key("rollout/logp_mismatch_mean"));
+        assert!(rm["optim/grad_norm"] > 0.0);
+        assert_eq!(lm["reward/mean"], rm["reward/mean"]);
+    }
+    // The synced policy is the trainer's after its two updates (the last sync followed the
+    // first update; the server answers with the weights of that sync).
+    assert!(remote_dir.join("sync/policy/model.safetensors").exists());
+    assert!(remote_dir.join("sync/policy/tokenizer.json").exists());
+}
+
+/// A whole run on the server through `rlvr_train::train`: every step syncs (the server's
+/// version goes up by one per step), trains (grad norm > 0), and logs the mismatch metrics.
+#[test]
+fn a_remote_run_trains_and_logs_the_mismatch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local_cfg = tiny_config(&tmp.path().join("warm"), &[]);
+    let (_, base_dir) = trainer(&local_cfg);
+    let server = LocalServer::start(&base_dir);
+    let run_dir = tmp.path().join("run");
+    let config = remote_config(&run_dir, &server.base, &[]);
+    let options = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    train(config, &options).expect("the remote run trains");
+    let steps = history(&run_dir);
+    assert_eq!(steps.len(), 3);
+    assert_eq!(server.version(), 3);
+    for (i, m) in steps.iter().enumerate() {
+        assert_eq!(
+            m["rollout/weights_version"],
+            (i + 1) as f64,
+            "step {}",
+            i + 1
+        );
+        assert!(m["optim/grad_norm"] > 0.0, "step {}", i + 1);
+        assert!(m["time/weight_sync_s"] > 0.0);
+        assert!(m["rollout/logp_mismatch_mean"] < 1e-3, "{m:?}");
+        for key in [
+            "rollout/logp_mismatch_max",
+            "rollout/is_ratio_max",
+            "rollout/is_ratio_mean",
+            "rollout/sampler_kl",
+        ] {
+            assert!(m[key].is_finite(), "{key}");
+        }
+        assert!(m["rollout/is_ratio_max"] >= m["rollout/is_ratio_mean"]);
+    }
+}
+
+/// `rollout.sync_every = 2` with one optimizer step per RL step: syncs before steps 1 and 3
+/// only, so step 2 samples from the step-1 weights while the trainer has moved on.
+#[test]
+fn sync_every_two_skips_every_other_sync() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, base_dir) = trainer(&tiny_config(&tmp.path().join("warm"), &[]));
+    let server = LocalServer::start(&base_dir);
+    let run_dir = tmp.path().join("run");
+    let config = remote_config(&run_dir, &server.base, &["rollout.sync_every=2"]);
+    let options = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    train(config, &options).expect("the remote run trains");
+    let versions: Vec<f64> = history(&run_dir)
+        .iter()
+        .map(|m| m["rollout/weights_version"])
+        .collect();
+    assert_eq!(versions, vec![1.0, 1.0, 2.0]);
+    assert_eq!(server.version(), 2);
+}
+
+/// An endpoint nobody listens on fails the run after the retries, naming the endpoint.
+#[test]
+fn an_unreachable_endpoint_fails_naming_it() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    }; // closed again: connections are refused
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let tmp = tempfile::tempdir().unwrap();
+    let config = remote_config(&tmp.path().join("run"), &endpoint, &["rollout.retries=2"]);
+    let options = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let Err(err) = train(config, &options) else {
+        panic!("no server: the run must fail");
+    };
+    let msg = err.to_string();
+    assert!(msg.contains(&endpoint), "{msg}");
+    assert!(msg.contains("after 3 attempt(s)"), "{msg}");
+}
+
+/// A server that accepts the connection and never answers is given up after
+/// `rollout.request_timeout_s` (here 0.5 s, no retries), naming it.
+#[test]
+fn a_silent_endpoint_times_out_naming_it() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        // Accept and hold every connection without a reply.
+        let held: Vec<_> = listener.incoming().collect();
+        drop(held);
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let config = remote_config(
+        &tmp.path().join("run"),
+        &endpoint,
+        &["rollout.retries=0", "rollout.request_timeout_s=0.5"],
+    );
+    let options = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let start = std::time::Instant::now();
+    let Err(err) = train(config, &options) else {
+        panic!("a silent server: the run must fail");
+    };
+    let msg = err.to_string();
+    assert!(msg.contains(&endpoint), "{msg}");
+    assert!(msg.contains("after 1 attempt(s)"), "{msg}");
+    assert!(
+        msg.to_lowercase().contains("timeout") || msg.to_lowercase().contains("timed out"),
+        "{msg}"
+    );
+    // The warm start is cached by the other tests' first use; the request itself gave up fast.
+    assert!(start.elapsed().as_secs_f64() < 60.0);
+}
+
+/// Configurations that cannot work are refused at load, naming the key.
+#[test]
+fn bad_engine_configs_are_refused_naming_the_key() {
+    let load = |sets: &[&str]| {
+        RunConfig::load(
+            None,
+            &sets.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    let refused = |sets: &[&str], key: &str| {
+        let e = load(sets)
+            .err()
+            .unwrap_or_else(|| panic!("{sets:?} was accepted"));
+        assert!(e.to_string().contains(key), "{sets:?}: {e}");
+    };
+    let ok = "rollout.endpoints=[\"http://127.0.0.1:8000\"]";
+    refused(&["rollout.engine=\"openai\""], "rollout.endpoints");
+    refused(&[ok], "rollout.endpoints");
+    refused(
+        &[
+            "rollout.engine=\"openai\"",
+            "rollout.endpoints=[\"https://h:1\"]",
+        ],
+        "rollout.endpoints[0]",
+    );
+    refused(
+        &[
+            "rollout.engine=\"openai\"",
+            "rollout.endpoints=[\"http://h:1/v1\"]",
+        ],
+        "rollout.endpoints[0]",
+    );
+    refused(
+        &["rollout.engine=\"openai\"", ok, "rollout.concurrency=0"],
+        "rollout.concurrency",
+    );
+    refused(
+        &["rollout.engine=\"openai\"", ok, "rollout.sync_every=0"],
+        "rollout.sync_every",
+    );
+    refused(
+        &[
+            "rollout.engine=\"openai\"",
+            ok,
+            "rollout.request_timeout_s=0",
+        ],
+        "rollout.request_timeout_s",
+    );
+    refused(&["rollout.engine=\"vllm\""], "engine");
+    // TIS without truncation: the server's log-probs are the sampler's at T = 1 only.
+    assert!(
+        load(&[
+            "rollout.engine=\"openai\"",
+            ok,
+            "objective.tis=\"truncate\""
+        ])
+        .is_ok()
+    );
+    refused(
+        &[
+            "rollout.engine=\"openai\"",
+            ok,
+            "objective.tis=\"truncate\"",
+            "rollout.temperature=0.7",
+        ],
+        "objective.tis",
+    );
+    refused(&["objective.tis=\"truncate\""], "objective.tis");
+    let c = load(&["rollout.engine=\"openai\"", ok]).unwrap();
+    assert_eq!(
+        (
+            c.rollout.concurrency,
+            c.rollout.retries,
+            c.rollout.sync_every
+        ),
+        (8, 3, 1)
+    );
+    assert_eq!(c.rollout.request_timeout_s, 600.0);
+}
