@@ -165,3 +165,22 @@ fn bad_lora_settings_are_refused_at_load_naming_the_key() {
     let err = load(&["lora.ranks=8"]);
     assert!(err.contains("ranks"), "{err}");
 }
+
+/// `lora.dropout` acts in the update: the same run with dropout on the adapters' input gets a
+/// different first gradient than without (the rollouts, on `model.valid()`, see no dropout, so
+/// step 1's samples and rewards are the same).
+#[test]
+fn lora_dropout_changes_the_update_and_not_the_rollouts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str, dropout: &str| {
+        let dir = tmp.path().join(name);
+        let mut sets = LORA.to_vec();
+        sets.extend([dropout, "train.steps=1", "eval.every=0"]);
+        common::train_quiet(&dir, &sets);
+        common::history(&dir).remove(0)
+    };
+    let plain = run("plain", "lora.dropout=0.0");
+    let dropped = run("dropped", "lora.dropout=0.5");
+    assert_eq!(plain["reward/mean"], dropped["reward/mean"]);
+    assert_ne!(plain["optim/grad_norm"], dropped["optim/grad_norm"]);
+}
