@@ -22,6 +22,9 @@ pub struct Sample {
     pub old_logp: Vec<f32>,
     /// Why sampling stopped.
     pub finish: FinishReason,
+    /// The step whose weights sampled it (the policy after that many RL steps): the current
+    /// step's, or an older one with asynchronous rollouts (`rollout.max_staleness`).
+    pub policy_version: usize,
     /// The decoded response (special tokens removed).
     pub text: String,
     /// Verifier reward, filled by the verify stage.
@@ -53,6 +56,7 @@ impl Sample {
             response,
             old_logp,
             finish,
+            policy_version: 0,
             text: String::new(),
             reward: 0.0,
             passed: false,

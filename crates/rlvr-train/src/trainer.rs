@@ -1,6 +1,7 @@
 //! The trainer: the state one run carries from step to step (policy, reference, optimizer,
 //! tokenizer, verifier, data cursor) and the operations the step needs on it.
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::model::param_ids::with_path_ids;
 use crate::prompt::render_prompt;
 use crate::rollout_engine::RemoteEngine;
+use crate::step::prefetch::Prefetch;
 
 /// The subdirectory of a checkpoint that holds the frozen reference model (a HuggingFace
 /// directory), present when the run keeps a reference.
@@ -51,6 +53,9 @@ pub struct Trainer {
     /// The inference servers the rollouts come from (`rollout.engine = "openai"`); `None`
     /// samples in this process. [`crate::run::train`] connects it.
     pub remote: Option<RemoteEngine>,
+    /// First rollout rounds of the next steps being sampled in the background (asynchronous
+    /// rollouts, `rollout.max_staleness`), in step order.
+    pub prefetched: VecDeque<Prefetch>,
     model: Option<CausalLm>,
     reference: Option<CausalLm>,
     /// Whether the reference is the policy's frozen base (a LoRA run before any OWPO refresh):
@@ -118,6 +123,7 @@ impl Trainer {
             eval_set,
             state: TrainerState::default(),
             remote: None,
+            prefetched: VecDeque::new(),
             model: Some(model),
             reference,
             reference_is_base,
@@ -197,7 +203,8 @@ impl Trainer {
         Ok(self.tokenizer.encode(&text)?)
     }
 
-    /// Writes a checkpoint (policy as an HF directory, optimizer state, trainer state, the
+    /// Writes a checkpoint (policy as an HF directory, optimizer state, trainer state (its data
+    /// cursor before the prompts of rounds still being prefetched), the
     /// reference model in `reference/` when the run keeps one that is not the LoRA base, and the
     /// adapters in `adapter/` under LoRA).
     pub fn save_checkpoint(&self, run_dir: &Path) -> Result<std::path::PathBuf> {
@@ -221,7 +228,13 @@ impl Trainer {
             let bytes = self.optimizer.to_bytes()?;
             let path = dir.join("optimizer.bin");
             std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
-            checkpoint::write_state(dir, &self.state)
+            // Prompts drawn for prefetched rounds are not trained on yet: a resumed run draws
+            // them again.
+            let mut state = self.state.clone();
+            if let Some(p) = self.prefetched.front() {
+                state.data_cursor = p.cursor;
+            }
+            checkpoint::write_state(dir, &state)
         })
     }
 

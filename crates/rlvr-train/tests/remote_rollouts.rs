@@ -224,6 +224,43 @@ fn sync_every_two_skips_every_other_sync() {
     assert_eq!(server.version(), 2);
 }
 
+/// Asynchronous rollouts on the server (`rollout.max_staleness = 1`): step t+1's requests go
+/// out during step t's update, so they are answered by the weights synced before step t or,
+/// once the next sync lands, by those synced before step t+1. Every reply is mapped to the step
+/// of its weights: step 1 (nothing prefetched) is fresh, later steps hold samples one step old
+/// and none older; the server still gets one sync per step.
+#[test]
+fn async_rollouts_on_the_server_are_at_most_one_step_stale() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, base_dir) = trainer(&tiny_config(&tmp.path().join("warm"), &[]));
+    let server = LocalServer::start(&base_dir);
+    let run_dir = tmp.path().join("run");
+    let extra = [
+        "rollout.max_staleness=1",
+        "objective.tis=\"truncate\"",
+        "train.steps=4",
+        "train.lr=1e-2",
+    ];
+    let config = remote_config(&run_dir, &server.base, &extra);
+    let options = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    train(config, &options).expect("the asynchronous remote run trains");
+    let steps = history(&run_dir);
+    assert_eq!(steps.len(), 4);
+    assert_eq!(server.version(), 4, "one sync per step");
+    assert_eq!(steps[0]["rollout/staleness_max"], 0.0);
+    let mut stale = 0.0;
+    for (i, m) in steps.iter().enumerate().skip(1) {
+        assert!(m["rollout/staleness_max"] <= 1.0, "step {}: {m:?}", i + 1);
+        assert_eq!(m["rollout/stale_dropped_groups"], 0.0);
+        assert!(m["optim/grad_norm"] > 0.0);
+        stale += m["rollout/staleness_mean"];
+    }
+    assert!(stale > 0.0, "no prefetched sample came from older weights");
+}
+
 /// An endpoint nobody listens on fails the run after the retries, naming the endpoint.
 #[test]
 fn an_unreachable_endpoint_fails_naming_it() {

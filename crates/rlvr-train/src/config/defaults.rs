@@ -96,6 +96,7 @@ impl Default for RolloutSection {
             request_timeout_s: 600.0,
             retries: 3,
             sync_every: 1,
+            max_staleness: 0,
         }
     }
 }

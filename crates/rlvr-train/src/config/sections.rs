@@ -129,6 +129,13 @@ pub struct RolloutSection {
     /// Optimizer steps between weight syncs to the servers (`engine = "openai"`; the first
     /// rollout always follows a sync). Above 1 the rollouts come from an older policy.
     pub sync_every: usize,
+    /// Asynchronous rollouts: while step t trains, the first rollout round of steps t+1 ..=
+    /// t+k is already being sampled (on the servers, or in a background thread on a snapshot of
+    /// the policy), so a sample may come from weights up to k steps older than the ones it
+    /// trains. Each sample records the step of its weights; a group with a sample staler than
+    /// k is dropped and sampled again, and `objective.tis` corrects the rest with the
+    /// sampler's log-probs (validation requires it). 0 is the synchronous loop.
+    pub max_staleness: usize,
 }
 
 /// Where the rollouts are sampled (`rollout.engine`).

@@ -15,6 +15,7 @@ impl RunConfig {
     pub fn validate(&self) -> Result<()> {
         self.check_ranges()?;
         self.check_data()?;
+        self.check_staleness()?;
         self.check_objective()?;
         self.check_stages()?;
         self.check_engine()?;
@@ -63,6 +64,41 @@ impl RunConfig {
             return bad(
                 "rollout.sync_every must be at least 1 (optimizer steps between weight syncs)",
             );
+        }
+        Ok(())
+    }
+
+    /// Asynchronous rollouts train on samples from older weights: the correction must be on
+    /// and possible (the samples' log-probs are the untruncated T = 1 sampler's), and the
+    /// servers must get every step's weights (the staleness bound is the pipeline's).
+    fn check_staleness(&self) -> Result<()> {
+        let r = &self.rollout;
+        if r.max_staleness == 0 {
+            return Ok(());
+        }
+        let k = r.max_staleness;
+        if self.objective.common().tis == TisMode::Off {
+            return Err(Error::Config(format!(
+                "rollout.max_staleness = {k} trains on samples from weights up to {k} steps \
+                 old, and objective.tis = \"off\" would treat them as on-policy: set \
+                 objective.tis = \"truncate\" (or \"mask\")"
+            )));
+        }
+        if r.temperature != 1.0 || r.top_p < 1.0 || r.top_k > 0 {
+            return Err(Error::Config(format!(
+                "rollout.max_staleness = {k} corrects stale samples with the log-probs they were \
+                 sampled with, which are the untruncated policy's at temperature 1: set \
+                 rollout.temperature = 1, rollout.top_p = 1 and rollout.top_k = 0 (got {}, {}, \
+                 {})",
+                r.temperature, r.top_p, r.top_k
+            )));
+        }
+        if r.engine == RolloutEngine::Openai && r.sync_every != 1 {
+            return Err(Error::Config(format!(
+                "rollout.max_staleness = {k} bounds how old the servers' weights may be, and \
+                 rollout.sync_every = {} would leave them older: set rollout.sync_every = 1",
+                r.sync_every
+            )));
         }
         Ok(())
     }
@@ -237,9 +273,11 @@ impl RunConfig {
         }
         let truncated = self.rollout.top_p < 1.0 || self.rollout.top_k > 0;
         // On a server at T = 1 without truncation the sampler's own log-probs come back with
-        // the tokens (rlvr-serve reports them at T = 1): TIS corrects the server/trainer gap.
-        let remote_sampler =
-            self.rollout.engine == RolloutEngine::Openai && self.rollout.temperature == 1.0;
+        // the tokens (rlvr-serve reports them at T = 1): TIS corrects the server/trainer gap;
+        // so do the samples of asynchronous rollouts, against the weights that drew them.
+        let remote_sampler = (self.rollout.engine == RolloutEngine::Openai
+            || self.rollout.max_staleness > 0)
+            && self.rollout.temperature == 1.0;
         if k.tis != TisMode::Off && !truncated && !remote_sampler {
             return bad(
                 "objective.tis corrects for a sampler that differs from the trained policy, and \

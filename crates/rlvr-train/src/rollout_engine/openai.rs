@@ -12,8 +12,9 @@
 //! Requests are spread over the endpoints round robin, `rollout.concurrency` at a time; a
 //! connection error or a 5xx answer is retried `rollout.retries` times with exponential backoff.
 
+use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rlvr_models::{FinishReason, Generation, GenerationConfig, splitmix64};
@@ -52,21 +53,26 @@ pub fn completion_body(prompt: &[u32], cfg: &GenerationConfig, seed: u64) -> Val
 }
 
 /// Reads the one choice of a completions reply: its token ids, their log-probs (rlvr-serve's: at
-/// temperature 1 without truncation, what generation reports locally) and why it stopped. The
-/// reply must come from weights version `expected` when given.
+/// temperature 1 without truncation, what generation reports locally), why it stopped, and the
+/// weights version it came from, which must lie in `accept` when given.
 ///
 /// # Errors
 /// What is missing or wrong in the reply.
 pub fn parse_completion(
     reply: &Value,
-    expected: Option<u64>,
-) -> std::result::Result<Generation, String> {
+    accept: Option<RangeInclusive<u64>>,
+) -> std::result::Result<(Generation, u64), String> {
     let version = reply["weights_version"]
         .as_u64()
         .ok_or("the reply has no weights_version (is this rlvr-serve?)")?;
-    if let Some(want) = expected.filter(|&w| w != version) {
+    if let Some(range) = accept.filter(|r| !r.contains(&version)) {
+        let want = if range.start() == range.end() {
+            range.start().to_string()
+        } else {
+            format!("between {} and {}", range.start(), range.end())
+        };
         return Err(format!(
-            "the reply comes from weights_version {version}, and the last weight sync made it \
+            "the reply comes from weights_version {version}, and the weight syncs made it \
              {want} (did the server restart, or does another process update it?)"
         ));
     }
@@ -100,11 +106,24 @@ pub fn parse_completion(
         Some("length") => FinishReason::Length,
         other => return Err(format!("unknown finish_reason {other:?}")),
     };
-    Ok(Generation {
+    let generation = Generation {
         tokens,
         logprobs,
         finish_reason,
-    })
+    };
+    Ok((generation, version))
+}
+
+/// One response from a server: the generation, the endpoint that sampled it and the weights
+/// version it reported.
+#[derive(Debug, Clone)]
+pub struct Served {
+    /// Tokens, sampler log-probs and finish reason.
+    pub generation: Generation,
+    /// Index of the endpoint in `rollout.endpoints`.
+    pub endpoint: usize,
+    /// The server's weights version when it answered.
+    pub weights_version: u64,
 }
 
 /// One failed attempt: worth retrying or not.
@@ -113,14 +132,17 @@ enum Attempt {
     Fatal(String),
 }
 
-/// The HTTP client over `rollout.endpoints`.
+/// The HTTP client over `rollout.endpoints`. Clones share the connection pool and the weights
+/// versions the syncs recorded (an asynchronous rollout samples on a clone while the trainer
+/// syncs).
+#[derive(Clone)]
 pub struct OpenAiClient {
     endpoints: Vec<String>,
     agent: ureq::Agent,
     concurrency: usize,
     retries: u32,
     /// Per endpoint, the weights version its last sync reported (`None` before the first).
-    expected: Vec<Option<u64>>,
+    expected: Arc<Mutex<Vec<Option<u64>>>>,
 }
 
 impl OpenAiClient {
@@ -141,7 +163,7 @@ impl OpenAiClient {
             .build()
             .into();
         Self {
-            expected: vec![None; endpoints.len()],
+            expected: Arc::new(Mutex::new(vec![None; endpoints.len()])),
             endpoints,
             agent,
             concurrency: rollout.concurrency.max(1),
@@ -155,13 +177,16 @@ impl OpenAiClient {
     }
 
     /// Per endpoint, the weights version the last sync reported (`None` before the first).
-    pub fn expected_versions(&self) -> &[Option<u64>] {
-        &self.expected
+    pub fn expected_versions(&self) -> Vec<Option<u64>> {
+        self.expected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Records that endpoint `endpoint` now serves weights version `version`.
     pub fn set_expected_version(&mut self, endpoint: usize, version: u64) {
-        self.expected[endpoint] = Some(version);
+        self.expected.lock().unwrap_or_else(PoisonError::into_inner)[endpoint] = Some(version);
     }
 
     /// An error about endpoint `endpoint`.
@@ -174,21 +199,24 @@ impl OpenAiClient {
 
     /// Samples one response per prompt; response `r` is seeded as row `r` of
     /// `rlvr_models::generate(_, prompts, cfg, seed)`. The stop tokens are the server's (its
-    /// tokenizer's EOS ids, as `cfg.stop_token_ids` holds them for the same tokenizer).
+    /// tokenizer's EOS ids, as `cfg.stop_token_ids` holds them for the same tokenizer). A reply
+    /// must come from the weights of the last sync before the call or of a sync made while it
+    /// runs (an asynchronous rollout).
     ///
     /// # Errors
     /// [`Error::Engine`] naming the endpoint of the first request that failed after its retries,
-    /// or whose reply was malformed or from other weights than the last sync's.
+    /// or whose reply was malformed or from other weights.
     pub fn generate(
         &self,
         prompts: &[Vec<u32>],
         cfg: &GenerationConfig,
         seed: u64,
-    ) -> Result<Vec<Generation>> {
+    ) -> Result<Vec<Served>> {
         let n = prompts.len();
+        let floor = self.expected_versions();
         let next = AtomicUsize::new(0);
         let failed = AtomicBool::new(false);
-        let results: Mutex<Vec<Option<Generation>>> = Mutex::new(vec![None; n]);
+        let results: Mutex<Vec<Option<Served>>> = Mutex::new(vec![None; n]);
         let first_error: Mutex<Option<Error>> = Mutex::new(None);
         std::thread::scope(|scope| {
             for _ in 0..self.concurrency.min(n) {
@@ -200,12 +228,18 @@ impl OpenAiClient {
                         }
                         let endpoint = row % self.endpoints.len();
                         let body = completion_body(&prompts[row], cfg, request_seed(seed, row));
-                        let got =
-                            self.post_json(endpoint, "/v1/completions", &body)
-                                .and_then(|reply| {
-                                    parse_completion(&reply, self.expected[endpoint])
-                                        .map_err(|e| self.error(endpoint, e))
-                                });
+                        let got = self
+                            .post_json(endpoint, "/v1/completions", &body)
+                            .and_then(|reply| {
+                                let accept = self.accepted_versions(&floor, endpoint);
+                                parse_completion(&reply, accept)
+                                    .map_err(|e| self.error(endpoint, e))
+                            })
+                            .map(|(generation, weights_version)| Served {
+                                generation,
+                                endpoint,
+                                weights_version,
+                            });
                         match got {
                             Ok(g) => {
                                 results.lock().unwrap_or_else(PoisonError::into_inner)[row] =
@@ -236,6 +270,18 @@ impl OpenAiClient {
             .into_iter()
             .map(|g| g.expect("every row was answered or an error returned"))
             .collect())
+    }
+
+    /// The weights versions a reply of `endpoint` may carry during a call that started when the
+    /// syncs had recorded `floor`: from that version to the latest sync's (`None`: before any
+    /// sync, any version).
+    fn accepted_versions(
+        &self,
+        floor: &[Option<u64>],
+        endpoint: usize,
+    ) -> Option<RangeInclusive<u64>> {
+        let latest = self.expected_versions()[endpoint]?;
+        Some(floor[endpoint].unwrap_or(0)..=latest)
     }
 
     /// Asks every endpoint (in parallel) to load the HuggingFace directory `model_path` and
@@ -283,7 +329,7 @@ impl OpenAiClient {
                 "/update_weights_from_disk answered without weights_version",
             )
         })?;
-        if let Some(old) = self.expected[endpoint].filter(|&old| version <= old) {
+        if let Some(old) = self.expected_versions()[endpoint].filter(|&old| version <= old) {
             return Err(self.error(
                 endpoint,
                 format!("the weight update left weights_version at {version} (was {old})"),
@@ -399,21 +445,28 @@ mod tests {
 
     #[test]
     fn a_reply_gives_tokens_logprobs_and_finish() {
-        let g = parse_completion(&reply(3, "stop", "[5, 0]", "[-0.5, -1.25]"), Some(3)).unwrap();
+        let (g, v) =
+            parse_completion(&reply(3, "stop", "[5, 0]", "[-0.5, -1.25]"), Some(3..=3)).unwrap();
+        assert_eq!(v, 3);
         assert_eq!(g.tokens, vec![5, 0]);
         assert_eq!(g.logprobs, vec![-0.5, -1.25]);
         assert_eq!(g.finish_reason, FinishReason::Stop);
-        let g = parse_completion(&reply(0, "length", "[1]", "[-2]"), None).unwrap();
+        let (g, _) = parse_completion(&reply(0, "length", "[1]", "[-2]"), None).unwrap();
         assert_eq!(g.finish_reason, FinishReason::Length);
+        // During an asynchronous rollout a sync may land between two replies.
+        let (_, v) = parse_completion(&reply(4, "stop", "[1]", "[-2]"), Some(3..=4)).unwrap();
+        assert_eq!(v, 4);
     }
 
     #[test]
     fn bad_replies_are_refused_with_the_reason() {
-        let e = parse_completion(&reply(2, "stop", "[5]", "[-0.5]"), Some(3)).unwrap_err();
+        let e = parse_completion(&reply(2, "stop", "[5]", "[-0.5]"), Some(3..=3)).unwrap_err();
         assert!(e.contains("weights_version 2") && e.contains('3'), "{e}");
-        let e = parse_completion(&reply(3, "stop", "[5, 6]", "[-0.5]"), Some(3)).unwrap_err();
+        let e = parse_completion(&reply(5, "stop", "[5]", "[-0.5]"), Some(3..=4)).unwrap_err();
+        assert!(e.contains("between 3 and 4"), "{e}");
+        let e = parse_completion(&reply(3, "stop", "[5, 6]", "[-0.5]"), Some(3..=3)).unwrap_err();
         assert!(e.contains("2 token_ids and 1 token_logprobs"), "{e}");
-        let e = parse_completion(&reply(3, "abort", "[5]", "[-0.5]"), Some(3)).unwrap_err();
+        let e = parse_completion(&reply(3, "abort", "[5]", "[-0.5]"), Some(3..=3)).unwrap_err();
         assert!(e.contains("finish_reason"), "{e}");
         let e = parse_completion(&json!({"choices": []}), None).unwrap_err();
         assert!(e.contains("weights_version"), "{e}");

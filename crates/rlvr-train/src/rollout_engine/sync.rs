@@ -4,6 +4,7 @@
 //! it (`POST /update_weights_from_disk`), and the versions they report become the ones the
 //! rollouts' replies must carry.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -22,6 +23,8 @@ pub struct WeightSync {
     every: usize,
     /// Optimizer steps done when the last sync happened (`None`: never in this process).
     last: Option<usize>,
+    /// (endpoint, weights version) → the RL step whose weights that version holds.
+    policy_of: HashMap<(usize, u64), usize>,
 }
 
 impl WeightSync {
@@ -31,6 +34,7 @@ impl WeightSync {
             dir: run_dir.join(SYNC_DIR),
             every: every.max(1),
             last: None,
+            policy_of: HashMap::new(),
         }
     }
 
@@ -47,8 +51,14 @@ impl WeightSync {
             .is_none_or(|last| optimizer_steps >= last + self.every)
     }
 
-    /// Writes the policy (and, once, its tokenizer) and has every endpoint load it; returns the
-    /// seconds it took.
+    /// The RL step whose weights `endpoint` serves as `weights_version` (a version one of this
+    /// process's syncs reported), e.g. to tell how stale a response is.
+    pub fn policy_version(&self, endpoint: usize, weights_version: u64) -> Option<usize> {
+        self.policy_of.get(&(endpoint, weights_version)).copied()
+    }
+
+    /// Writes the policy of RL step `policy_version` (and, once, its tokenizer) and has every
+    /// endpoint load it; returns the seconds it took.
     ///
     /// # Errors
     /// The write's error, or [`Error::Engine`] naming an endpoint that did not load the weights.
@@ -59,6 +69,7 @@ impl WeightSync {
         config: &ModelConfig,
         tokenizer: &Tokenizer,
         optimizer_steps: usize,
+        policy_version: usize,
     ) -> Result<f64> {
         let start = Instant::now();
         if let Some(parent) = self.dir.parent() {
@@ -75,6 +86,9 @@ impl WeightSync {
             path.display()
         );
         self.last = Some(optimizer_steps);
+        for (endpoint, &version) in versions.iter().enumerate() {
+            self.policy_of.insert((endpoint, version), policy_version);
+        }
         Ok(start.elapsed().as_secs_f64())
     }
 }

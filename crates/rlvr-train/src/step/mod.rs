@@ -5,12 +5,15 @@
 //!    more);
 //! 2. [`advantage`]: reward shaping → the `[stages]` pipeline (the objective's own estimator
 //!    when every stage is off) → per-sample advantages and SRaR token offsets;
+//!    With `rollout.max_staleness` > 0 the first round may come from [`prefetch`], sampled
+//!    during an earlier step's update;
 //! 3. [`update`]: per mini-batch (split by [`micro_batch`] for gradient accumulation),
 //!    log-probs under autodiff → loss → backward → clip → optimizer step (DGG's gate, OWPO's
 //!    ratchet) → metrics.
 
 pub mod advantage;
 pub mod micro_batch;
+pub mod prefetch;
 pub mod rollout;
 pub mod srar_judge;
 pub mod update;
@@ -30,6 +33,8 @@ pub fn rl_step_with_batch(tr: &mut Trainer, step: usize) -> Result<(Metrics, rol
     let mut m = Metrics::new();
     let mut batch = rollout::collect(tr, step, &mut m)?;
     let zero_group_frac = advantage::assign(tr, &mut batch, &mut m)?;
+    // Asynchronous rollouts: the next steps' first rounds sample while this step trains.
+    prefetch::top_up(tr, step)?;
     update::update(tr, step, &batch, zero_group_frac, &mut m)?;
     Ok((m, batch))
 }

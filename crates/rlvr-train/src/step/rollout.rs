@@ -25,6 +25,7 @@ use crate::logprobs::{needs_rescoring, rescore};
 use crate::metrics::{Metrics, mean};
 use crate::prompt::pad_id;
 use crate::rollout_engine::{LogpMismatch, OpenAiClient, RemoteEngine};
+use crate::step::prefetch;
 use crate::trainer::Trainer;
 use crate::verify::score;
 
@@ -65,21 +66,29 @@ fn collect_with(
     if let Some(RemoteEngine { client, sync }) = remote.as_deref_mut() {
         let steps = tr.state.optimizer_steps;
         let sync_s = if sync.due(steps) {
-            sync.sync(client, tr.model(), &tr.model_config, &tr.tokenizer, steps)?
+            sync.sync(
+                client,
+                tr.model(),
+                &tr.model_config,
+                &tr.tokenizer,
+                steps,
+                step,
+            )?
         } else {
             0.0
         };
         m.insert("time/weight_sync_s".into(), sync_s);
-        let version = client.expected_versions().iter().flatten().max();
+        let version = client.expected_versions().into_iter().flatten().max();
         m.insert(
             "rollout/weights_version".into(),
-            version.map_or(0.0, |&v| v as f64),
+            version.map_or(0.0, |v| v as f64),
         );
     }
     let seed = tr.config.seed;
     let g = rollout.group_size;
+    let max_staleness = rollout.max_staleness;
     let want = rollout.prompts_per_step * tr.config.train.stage_batches;
-    let rounds = if rollout.dynamic_sampling {
+    let mut rounds = if rollout.dynamic_sampling {
         rollout.max_resample_rounds + 1
     } else {
         1
@@ -91,34 +100,58 @@ fn collect_with(
     let mut all_rewards = Vec::new();
     // Every response token generated, dropped groups included.
     let (mut sampled_tokens, mut dropped, mut done_rounds) = (0usize, 0usize, 0usize);
-    for round in 0..rounds {
-        let examples = tr.next_prompts(want - kept.len() / g);
-        let prompt_ids = tr.encode_prompts(&examples)?;
+    // Asynchronous rollouts: the first round may have been sampled during an earlier step.
+    let mut prefetched = prefetch::take(tr, step);
+    let (mut staleness, mut stale_dropped, mut refilled) = (Vec::new(), 0usize, false);
+    let mut round = 0;
+    while round < rounds {
         let t = Instant::now();
-        let round_seed = step_seed(seed, step, round);
-        let mut samples = match remote.as_deref() {
-            None => sample_groups(
-                &policy,
-                &tr.tokenizer,
-                &tr.train_set,
-                &examples,
-                &prompt_ids,
-                g,
-                &gen_cfg,
-                round_seed,
-            )?,
-            Some(engine) => sample_groups_remote(
-                &engine.client,
-                &tr.tokenizer,
-                &examples,
-                &prompt_ids,
-                g,
-                &gen_cfg,
-                round_seed,
-            )?,
-        };
+        let mut samples = match prefetched.take() {
+            Some(p) => p.join()?,
+            None => {
+                let examples = tr.next_prompts(want - kept.len() / g);
+                let prompt_ids = tr.encode_prompts(&examples)?;
+                let round_seed = step_seed(seed, step, round);
+                match remote.as_deref() {
+                    None => {
+                        let mut samples = sample_groups(
+                            &policy,
+                            &tr.tokenizer,
+                            &tr.train_set,
+                            &examples,
+                            &prompt_ids,
+                            g,
+                            &gen_cfg,
+                            round_seed,
+                        )?;
+                        samples.iter_mut().for_each(|s| s.policy_version = step);
+                        Drawn::local(samples)
+                    }
+                    Some(engine) => sample_groups_remote(
+                        &engine.client,
+                        &tr.tokenizer,
+                        &examples,
+                        &prompt_ids,
+                        g,
+                        &gen_cfg,
+                        round_seed,
+                    )?,
+                }
+            }
+        }
+        .into_versioned(remote.as_deref())?;
         rollout_s += t.elapsed().as_secs_f64();
         sampled_tokens += samples.iter().map(|s| s.response.len()).sum::<usize>();
+        if max_staleness > 0 {
+            staleness.extend(samples.iter().map(|s| step - s.policy_version.min(step)));
+            let stale = drop_stale_groups(&mut samples, g, step, max_staleness);
+            stale_dropped += stale;
+            // One more round draws fresh groups in place of the stale ones.
+            if stale > 0 && !refilled && round + 1 == rounds {
+                rounds += 1;
+                refilled = true;
+            }
+        }
         let t = Instant::now();
         all_rewards.extend(score(
             &tr.verifier,
@@ -129,6 +162,7 @@ fn collect_with(
         ));
         verify_s += t.elapsed().as_secs_f64();
         done_rounds += 1;
+        round += 1;
         for group in samples.chunks(g) {
             let all_equal = group.windows(2).all(|w| w[0].reward == w[1].reward);
             if rollout.dynamic_sampling && all_equal {
@@ -140,6 +174,17 @@ fn collect_with(
         if kept.len() / g >= want {
             break;
         }
+    }
+    if max_staleness > 0 {
+        m.insert(
+            "rollout/staleness_mean".into(),
+            mean(staleness.iter().map(|&s| s as f64)),
+        );
+        m.insert(
+            "rollout/staleness_max".into(),
+            staleness.iter().copied().max().unwrap_or(0) as f64,
+        );
+        m.insert("rollout/stale_dropped_groups".into(), stale_dropped as f64);
     }
     if kept.len() / g < want && rollout.short_batch == ShortBatch::Error {
         return Err(Error::Config(format!(
@@ -153,9 +198,9 @@ fn collect_with(
     }
     let t = Instant::now();
     let pad = pad_id(&tr.tokenizer);
-    let sampler_logp = if remote.is_some() {
+    let sampler_logp = if remote.is_some() || max_staleness > 0 {
         let tis = tr.config.objective.common().tis != TisMode::Off;
-        rescore_remote(&policy, &mut kept, &rollout, pad, tis, m)
+        rescore_served(&policy, &mut kept, &rollout, pad, tis, m)
     } else if needs_rescoring(&rollout) {
         rescore(&policy, &mut kept, &rollout, pad)
     } else {
@@ -216,14 +261,15 @@ pub fn generation_config(
     }
 }
 
-/// Rescores a batch sampled by a server (whose log-probs, in `old_logp`, are at T = 1 without
-/// truncation, rlvr-serve's convention and local generation's): the trainer's own T = 1
-/// log-probs are compared with the server's (`rollout/logp_mismatch_*`, `rollout/is_ratio_*`,
-/// `rollout/sampler_kl`), then `old_logp` becomes the trainer's at the rollout temperature as on
-/// the local path. Returns the sampler's log-probs: the truncated sampler's when sampling
-/// truncates (as locally), else the server's when `tis` is on (validation allows it only at
-/// T = 1, where they are the sampler's), else `None`.
-fn rescore_remote(
+/// Rescores a batch sampled by a server or by older weights (asynchronous rollouts), whose
+/// log-probs, in `old_logp`, are the sampler's at T = 1 without truncation (rlvr-serve's
+/// convention and local generation's): the trainer's own T = 1 log-probs are compared with the
+/// sampler's (`rollout/logp_mismatch_*`, `rollout/is_ratio_*`, `rollout/sampler_kl`), then
+/// `old_logp` becomes the trainer's at the rollout temperature as on the local path. Returns
+/// the sampler's log-probs: the truncated sampler's when sampling truncates (as locally), else
+/// the served ones when `tis` is on (validation allows it only at T = 1, where they are the
+/// sampler's), else `None`.
+fn rescore_served(
     policy: &CausalLm,
     kept: &mut [Sample],
     rollout: &RolloutSection,
@@ -253,7 +299,7 @@ fn rescore_remote(
 }
 
 /// The batch rows of `prompt_ids` with `group_size` responses each: every prompt repeated.
-fn group_rows(prompt_ids: &[Vec<u32>], group_size: usize) -> Vec<Vec<u32>> {
+pub(crate) fn group_rows(prompt_ids: &[Vec<u32>], group_size: usize) -> Vec<Vec<u32>> {
     let mut prompts = Vec::with_capacity(prompt_ids.len() * group_size);
     for ids in prompt_ids {
         for _ in 0..group_size {
@@ -264,7 +310,7 @@ fn group_rows(prompt_ids: &[Vec<u32>], group_size: usize) -> Vec<Vec<u32>> {
 }
 
 /// The unscored samples of generated rows (row `i` is a response to `examples[i / group_size]`).
-fn to_samples(
+pub(crate) fn to_samples(
     tokenizer: &Tokenizer,
     examples: &[usize],
     prompts: Vec<Vec<u32>>,
@@ -288,6 +334,76 @@ fn to_samples(
     Ok(samples)
 }
 
+/// Samples of one rollout round before verification, with the weights that drew them.
+#[derive(Debug)]
+pub struct Drawn {
+    /// The samples; `policy_version` is set when they were drawn locally.
+    pub samples: Vec<Sample>,
+    /// Per sample, the (endpoint, weights version) of the server that drew it; `None` for local
+    /// samples.
+    pub served: Option<Vec<(usize, u64)>>,
+}
+
+impl Drawn {
+    /// Samples drawn in this process (their `policy_version` set).
+    pub fn local(samples: Vec<Sample>) -> Self {
+        Self {
+            samples,
+            served: None,
+        }
+    }
+
+    /// The samples with `policy_version` set from the servers' weights versions, which the
+    /// weight syncs of `remote` map to RL steps.
+    ///
+    /// # Errors
+    /// [`Error::Engine`] for a version that no sync of this process reported.
+    pub fn into_versioned(self, remote: Option<&RemoteEngine>) -> Result<Vec<Sample>> {
+        let (Some(served), Some(engine)) = (self.served, remote) else {
+            return Ok(self.samples);
+        };
+        let mut samples = self.samples;
+        for (s, (endpoint, version)) in samples.iter_mut().zip(served) {
+            s.policy_version = engine
+                .sync
+                .policy_version(endpoint, version)
+                .ok_or_else(|| {
+                    engine.client.error(
+                        endpoint,
+                        format!(
+                            "a reply carries weights_version {version}, which no sync reported"
+                        ),
+                    )
+                })?;
+        }
+        Ok(samples)
+    }
+}
+
+/// Drops, in place, every group (of `group_size` contiguous samples) holding a sample drawn by
+/// weights more than `max_staleness` steps older than step `step`'s; returns how many groups
+/// it dropped.
+pub fn drop_stale_groups(
+    samples: &mut Vec<Sample>,
+    group_size: usize,
+    step: usize,
+    max_staleness: usize,
+) -> usize {
+    let before = samples.len();
+    let fresh: Vec<Sample> = samples
+        .chunks(group_size)
+        .filter(|group| {
+            group
+                .iter()
+                .all(|s| step.saturating_sub(s.policy_version) <= max_staleness)
+        })
+        .flatten()
+        .cloned()
+        .collect();
+    *samples = fresh;
+    (before - samples.len()) / group_size
+}
+
 /// [`sample_groups`] on inference servers: row `i` is requested with the seed it has in
 /// `sample_groups`' batch, so a seeded server returns the same tokens.
 ///
@@ -301,10 +417,18 @@ pub fn sample_groups_remote(
     group_size: usize,
     gen_cfg: &GenerationConfig,
     seed: u64,
-) -> Result<Vec<Sample>> {
+) -> Result<Drawn> {
     let prompts = group_rows(prompt_ids, group_size);
-    let outs = client.generate(&prompts, gen_cfg, seed)?;
-    to_samples(tokenizer, examples, prompts, outs, group_size)
+    let served = client.generate(&prompts, gen_cfg, seed)?;
+    let versions = served
+        .iter()
+        .map(|s| (s.endpoint, s.weights_version))
+        .collect();
+    let outs = served.into_iter().map(|s| s.generation).collect();
+    Ok(Drawn {
+        samples: to_samples(tokenizer, examples, prompts, outs, group_size)?,
+        served: Some(versions),
+    })
 }
 
 /// Samples `group_size` responses for each of `examples` (given as dataset indices) in one batch.
