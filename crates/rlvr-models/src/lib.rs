@@ -56,6 +56,7 @@ mod projection;
 mod rope;
 mod sampler;
 mod tokenizer;
+mod weight_dtype;
 mod weights;
 
 pub use allocator::retain_freed_memory;
@@ -79,3 +80,4 @@ pub use model::{Attention, CausalLm, DecoderLayer, DecoderModel, Mlp, RmsNorm};
 pub use projection::Projection;
 pub use sampler::{Sampler, log_softmax_at, row_seed, splitmix64};
 pub use tokenizer::{ChatMessage, Tokenizer};
+pub use weight_dtype::{WeightDtype, store_weights_as, weight_bytes};

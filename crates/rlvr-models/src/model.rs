@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::kv_cache::KvCache;
 use crate::projection::Projection;
 use crate::rope::Rope;
+use crate::weight_dtype::compute;
 use crate::weights::{Init, RandomInit, WeightSource};
 
 /// Where the tokens of one forward pass sit: shared positions `start..start+T`, or one
@@ -66,7 +67,7 @@ impl RmsNorm {
     /// Normalises `x: [.., hidden]`; same shape out.
     pub fn forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
         let mean_square = x.clone().square().mean_dim(D - 1); // [.., 1]
-        x * (mean_square + self.eps).sqrt().recip() * self.weight.val().unsqueeze::<D>()
+        x * (mean_square + self.eps).sqrt().recip() * compute(self.weight.val()).unsqueeze::<D>()
     }
 }
 
@@ -380,7 +381,7 @@ impl CausalLm {
             // every call (113 MB per decode step for SmolLM2).
             None => {
                 let [b, t, h] = hidden.dims();
-                let embed = self.model.embed_tokens.weight.val();
+                let embed = compute(self.model.embed_tokens.weight.val());
                 let vocab = embed.dims()[0];
                 hidden
                     .reshape([b * t, h])
@@ -410,7 +411,7 @@ impl CausalLm {
                 Rope::new(pos, b, t, m.head_dim, m.rope_theta, &device)
             }
         };
-        let mut x = m.embed_tokens.forward(input_ids); // [B, T, hidden]
+        let mut x = compute(m.embed_tokens.forward(input_ids)); // [B, T, hidden]
         for (i, layer) in m.layers.iter().enumerate() {
             let a = layer.self_attn.forward(
                 layer.input_layernorm.forward(x.clone()),

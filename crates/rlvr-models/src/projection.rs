@@ -5,6 +5,7 @@ use burn::tensor::{Distribution, Tensor};
 
 use crate::error::Result;
 use crate::lora::LoraAdapter;
+use crate::weight_dtype::compute;
 use crate::weights::{Init, WeightSource};
 
 /// A linear projection `y = x · W + b (+ LoRA)`, the counterpart of a HF `nn.Linear`.
@@ -69,9 +70,9 @@ impl Projection {
         let [b, t, d_in] = x.dims();
         let (_, d_out) = self.dims();
         let x = x.reshape([b * t, d_in]);
-        let mut y = x.clone().matmul(self.weight.val());
+        let mut y = x.clone().matmul(compute(self.weight.val()));
         if let Some(bias) = &self.bias {
-            y = y + bias.val().unsqueeze_dim::<2>(0);
+            y = y + compute(bias.val()).unsqueeze_dim::<2>(0);
         }
         if let Some(lora) = &self.lora {
             let x = if lora.dropout > 0.0 && x.device().is_autodiff() {
@@ -83,25 +84,22 @@ impl Projection {
                 x
             };
             y = y + x
-                .matmul(lora.lora_a.val())
-                .matmul(lora.lora_b.val())
+                .matmul(compute(lora.lora_a.val()))
+                .matmul(compute(lora.lora_b.val()))
                 .mul_scalar(lora.scale);
         }
         y.reshape([b, t, d_out])
     }
 
-    /// The weight with the adapter folded in: `W + scale · A · B` (`[in, out]`), or `W`.
+    /// The weight with the adapter folded in: `W + scale · A · B` (`[in, out]`), or `W`; in f32
+    /// whatever `W` is stored in.
     pub fn merged_weight(&self) -> Tensor<2> {
         match &self.lora {
             Some(lora) => {
-                self.weight.val()
-                    + lora
-                        .lora_a
-                        .val()
-                        .matmul(lora.lora_b.val())
-                        .mul_scalar(lora.scale)
+                let delta = compute(lora.lora_a.val()).matmul(compute(lora.lora_b.val()));
+                compute(self.weight.val()) + delta.mul_scalar(lora.scale)
             }
-            None => self.weight.val(),
+            None => compute(self.weight.val()),
         }
     }
 }

@@ -11,7 +11,10 @@ use burn::tensor::{Device, Int, Tensor};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rlvr_models::lora::save_adapter;
-use rlvr_models::{CausalLm, ModelConfig, Tokenizer, load_pretrained, save_pretrained};
+use rlvr_models::{
+    CausalLm, ModelConfig, Tokenizer, load_pretrained, save_pretrained, store_weights_as,
+    weight_bytes,
+};
 use rlvr_optim::{OptimizerConfig, RlvrOptimizer};
 use rlvr_verifiers::Verifier;
 
@@ -96,6 +99,9 @@ impl Trainer {
             }
             _ => model,
         };
+        // Under LoRA the frozen base may be stored narrower (trainable weights never are).
+        let frozen = config.train.frozen_dtype;
+        let model = store_weights_as(model, frozen);
         if model.has_lora() {
             tracing::info!(
                 "lora: {} trainable adapter parameters ({:.2} % of {})",
@@ -111,8 +117,21 @@ impl Trainer {
         let optimizer = resolve_heads(&config.optimizer, &model_config).init(&model)?;
         let keep_reference = config.train.reference_model || config.objective.needs_reference();
         // Under LoRA the reference is the frozen base: the same weights, without adapters.
-        let reference = keep_reference.then(|| model.without_lora().valid());
+        let reference =
+            keep_reference.then(|| store_weights_as(model.without_lora().valid(), frozen));
         let reference_is_base = model.has_lora();
+        if let Some(r) = &reference {
+            tracing::info!(
+                "reference model: {:.1} MB of weights ({}{})",
+                weight_bytes(r) as f64 / 1e6,
+                frozen.name(),
+                if reference_is_base {
+                    ", shared with the LoRA base"
+                } else {
+                    ""
+                }
+            );
+        }
         Ok(Self {
             config,
             device,
@@ -165,10 +184,17 @@ impl Trainer {
         self.reference.is_some()
     }
 
+    /// Bytes of the reference model's weights in their stored type (0 without a reference;
+    /// under LoRA they are the policy's own frozen base).
+    pub fn reference_weight_bytes(&self) -> usize {
+        self.reference.as_ref().map_or(0, weight_bytes)
+    }
+
     /// Replaces the reference model by the current policy (OWPO's ratchet).
     pub fn refresh_reference(&mut self) {
         if self.reference.is_some() {
-            self.reference = Some(self.model().valid());
+            let frozen = self.config.train.frozen_dtype;
+            self.reference = Some(store_weights_as(self.model().valid(), frozen));
             self.reference_is_base = false;
         }
     }
@@ -263,7 +289,8 @@ impl Trainer {
                 )));
             }
             let (reference, _) = load_pretrained(&dir, &self.device)?;
-            self.reference = Some(reference.valid());
+            let frozen = self.config.train.frozen_dtype;
+            self.reference = Some(store_weights_as(reference.valid(), frozen));
             self.reference_is_base = false;
         }
         Ok(())

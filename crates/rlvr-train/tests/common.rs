@@ -122,3 +122,24 @@ pub fn sums_sets<S: ToString>(extra: &[S]) -> Vec<String> {
     all.extend(extra.iter().map(ToString::to_string));
     all
 }
+
+/// A trainer on the run's (warm-started, cached) starting policy, and that policy's directory.
+#[allow(dead_code)]
+pub fn trainer(config: &RunConfig) -> (rlvr_train::trainer::Trainer, PathBuf) {
+    let (train_set, eval_set) = rlvr_train::run::load::load_data(config).unwrap();
+    let device = rlvr_train::model::device::training_device(false);
+    let base =
+        rlvr_train::model::bundled::base_policy(config, &train_set, &eval_set, &device).unwrap();
+    let dir = base.dir.clone();
+    let tr = rlvr_train::trainer::Trainer::new(
+        config.clone(),
+        device,
+        base.model,
+        base.config,
+        base.tokenizer,
+        train_set,
+        eval_set,
+    )
+    .unwrap();
+    (tr, dir)
+}

@@ -6,17 +6,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use burn::tensor::Device;
-use common::{history, tiny_config};
+use common::{history, tiny_config, trainer};
 use rlvr_serve::{Server, ServerConfig};
-use rlvr_train::model::bundled::base_policy;
-use rlvr_train::model::device::training_device;
 use rlvr_train::rollout_engine::RemoteEngine;
-use rlvr_train::run::load::load_data;
 use rlvr_train::step::rl_step_with_batch;
-use rlvr_train::trainer::Trainer;
 use rlvr_train::{RunConfig, RunOptions, train};
 
 /// An rlvr-serve server on 127.0.0.1 (port 0) in this process; stops when dropped.
@@ -85,25 +81,6 @@ fn remote_config(run_dir: &Path, endpoint: &str, extra: &[&str]) -> RunConfig {
     ];
     sets.extend_from_slice(extra);
     tiny_config(run_dir, &sets)
-}
-
-/// A trainer on the run's (warm-started, cached) starting policy, and that policy's directory.
-fn trainer(config: &RunConfig) -> (Trainer, PathBuf) {
-    let (train_set, eval_set) = load_data(config).unwrap();
-    let device = training_device(false);
-    let base = base_policy(config, &train_set, &eval_set, &device).unwrap();
-    let dir = base.dir.clone();
-    let tr = Trainer::new(
-        config.clone(),
-        device,
-        base.model,
-        base.config,
-        base.tokenizer,
-        train_set,
-        eval_set,
-    )
-    .unwrap();
-    (tr, dir)
 }
 
 /// Steps 1 and 2 of the same run on the local engine and on the server: the same prompts and

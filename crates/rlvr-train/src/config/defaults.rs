@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use rlvr_models::WeightDtype;
 use rlvr_objectives::{ObjectiveConfig, StagesConfig};
 
 use super::RunConfig;
@@ -115,6 +116,7 @@ impl Default for TrainSection {
             grad_clip: 1.0,
             stage_batches: 1,
             reference_model: false,
+            frozen_dtype: WeightDtype::F32,
         }
     }
 }

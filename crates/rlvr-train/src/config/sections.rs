@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use rlvr_models::WeightDtype;
 use serde::{Deserialize, Serialize};
 
 /// The policy model.
@@ -199,6 +200,11 @@ pub struct TrainSection {
     /// Objectives with a KL coefficient and OWPO keep one whatever this says. The reference is
     /// saved with every checkpoint, so `--resume` continues against the same reference.
     pub reference_model: bool,
+    /// Storage type of the weights the run does not train: the reference model, and under
+    /// `[lora]` the policy's frozen base (which the reference then shares). `"bf16"` or
+    /// `"f16"` halve their memory; every forward pass still computes in f32, casting each
+    /// weight where it is used (`rlvr_models::store_weights_as`).
+    pub frozen_dtype: WeightDtype,
 }
 
 /// Held-out evaluation (greedy decoding; with `k` > 1 also k samples per prompt for pass@k).

@@ -2,6 +2,7 @@
 //! that would be accepted and then fail or do nothing inside a run. Each refusal names the key
 //! and what is missing, so a bad run stops before the warm start.
 
+use rlvr_models::WeightDtype;
 use rlvr_objectives::TisMode;
 
 use super::{RolloutEngine, RunConfig};
@@ -19,6 +20,7 @@ impl RunConfig {
         self.check_objective()?;
         self.check_stages()?;
         self.check_engine()?;
+        self.check_frozen_dtype()?;
         self.check_lora()
     }
 
@@ -98,6 +100,23 @@ impl RunConfig {
                 "rollout.max_staleness = {k} bounds how old the servers' weights may be, and \
                  rollout.sync_every = {} would leave them older: set rollout.sync_every = 1",
                 r.sync_every
+            )));
+        }
+        Ok(())
+    }
+
+    /// A narrower storage type for frozen weights needs frozen weights: a reference model or
+    /// a LoRA base.
+    fn check_frozen_dtype(&self) -> Result<()> {
+        let dtype = self.train.frozen_dtype;
+        let reference = self.train.reference_model || self.objective.needs_reference();
+        if dtype != WeightDtype::F32 && !reference && self.lora.is_none() {
+            return Err(Error::Config(format!(
+                "train.frozen_dtype = \"{}\" stores the weights the run does not train \
+                 narrower (a reference model, the frozen base under [lora]), and this run has \
+                 neither (no KL term, train.reference_model = false, no [lora]): remove \
+                 train.frozen_dtype",
+                dtype.name()
             )));
         }
         Ok(())
