@@ -108,15 +108,26 @@ fn release_bin_with_features(
         bail!("building {bin} failed ({build})");
     }
     let exe = target_dir().join("release").join(bin);
-    let status = Command::new(&exe)
-        .args(args)
-        .args(rest)
-        .status()
-        .with_context(|| format!("could not start {}", exe.display()))?;
-    if !status.success() {
-        bail!("{bin} {} failed ({status})", args.join(" "));
+    let mut command = Command::new(&exe);
+    command.args(args).args(rest);
+    // On Unix the tool replaces this process, so a signal sent to `cargo xtask ...`'s process
+    // (a service manager's SIGTERM, `kill`) reaches the tool itself instead of orphaning it.
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let error = command.exec();
+        bail!("could not start {}: {error}", exe.display());
     }
-    Ok(())
+    #[cfg(not(unix))]
+    {
+        let status = command
+            .status()
+            .with_context(|| format!("could not start {}", exe.display()))?;
+        if !status.success() {
+            bail!("{bin} {} failed ({status})", args.join(" "));
+        }
+        Ok(())
+    }
 }
 
 /// Cargo's target directory: `CARGO_TARGET_DIR`, else `target/` at the workspace root.
