@@ -2,60 +2,14 @@
 //! the adapters (and equal to `scale · Aᵀ · ∂W` of the full model), PEFT's file layout, loading
 //! it back, and the refusals. `peft_loads_our_adapter` checks the files with PyPI's `peft`.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use burn::module::Param;
-use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
+use std::path::Path;
+
+use burn::tensor::{Device, Tensor, TensorData};
+use common::{IDS, base, fixture, ids, logits, max_diff, randomize_b};
 use rlvr_models::lora::{ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, load_adapter, save_adapter};
 use rlvr_models::{CausalLm, LoraConfig, load_pretrained, save_pretrained, token_logprobs};
-
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-qwen2")
-}
-
-fn base(device: &Device) -> CausalLm {
-    load_pretrained(&fixture(), device).unwrap().0
-}
-
-const IDS: [i64; 12] = [5, 17, 200, 3, 9, 0, 250, 1, 2, 3, 4, 5];
-
-fn ids(device: &Device) -> Tensor<2, Int> {
-    Tensor::from_data(TensorData::new(IDS.to_vec(), [2, 6]), device)
-}
-
-fn logits(model: &CausalLm, device: &Device) -> Vec<f32> {
-    model
-        .forward(ids(device))
-        .into_data()
-        .try_to_vec::<f32>()
-        .unwrap()
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
-
-/// Gives every adapter a random `B` (a fresh one is zero and would hide most mistakes).
-fn randomize_b(mut model: CausalLm) -> CausalLm {
-    let device = model.device();
-    for layer in &mut model.model.layers {
-        for (_, proj) in layer.projections_mut() {
-            if let Some(lora) = &mut proj.lora {
-                let shape = lora.lora_b.shape().dims::<2>();
-                lora.lora_b = Param::from_tensor(Tensor::random(
-                    shape,
-                    Distribution::Normal(0.0, 0.05),
-                    &device,
-                ));
-            }
-        }
-    }
-    model
-}
 
 fn config(rank: usize, targets: &[&str]) -> LoraConfig {
     LoraConfig {

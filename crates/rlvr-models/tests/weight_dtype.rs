@@ -3,40 +3,15 @@
 //! cast), the weights take half the bytes, a LoRA model keeps its adapters in f32 over a
 //! narrowed frozen base with the same adapter gradients, and saving writes f32 weights.
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
-use burn::tensor::{DType, Device, Distribution, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, Tensor, TensorData};
+use common::{base, fixture, ids, logits, max_diff, randomize_b};
 use rlvr_models::{
     CausalLm, LoraConfig, WeightDtype, load_pretrained, save_pretrained, store_weights_as,
     token_logprobs, weight_bytes,
 };
-
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny-qwen2")
-}
-
-fn base(device: &Device) -> CausalLm {
-    load_pretrained(&fixture(), device).unwrap().0
-}
-
-fn ids(device: &Device) -> Tensor<2, Int> {
-    let ids: Vec<i64> = vec![5, 17, 200, 3, 9, 0, 250, 1, 2, 3, 4, 5];
-    Tensor::from_data(TensorData::new(ids, [2, 6]), device)
-}
-
-fn logits(model: &CausalLm, device: &Device) -> Vec<f32> {
-    let out = model.forward(ids(device));
-    assert_eq!(out.dtype(), DType::F32, "forward passes compute in f32");
-    out.into_data().try_to_vec::<f32>().unwrap()
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
 
 /// f32 → bfloat16 → f32, round to nearest, ties to even: keep the top 16 bits after adding
 /// 0x7FFF plus the lowest kept bit (finite inputs).
@@ -134,20 +109,8 @@ fn a_lora_model_narrows_its_frozen_base_only() {
         target_modules: vec!["self_attn.q_proj".into(), "mlp.up_proj".into()],
         ..LoraConfig::default()
     };
-    let mut adapted = base(&device).with_lora(&lora).unwrap();
-    // A fresh B is zero, which would zero A's gradient: give B values.
-    for layer in &mut adapted.model.layers {
-        for (_, proj) in layer.projections_mut() {
-            if let Some(lora) = &mut proj.lora {
-                let shape = lora.lora_b.shape().dims::<2>();
-                lora.lora_b = Param::from_tensor(Tensor::random(
-                    shape,
-                    Distribution::Normal(0.0, 0.05),
-                    &device,
-                ));
-            }
-        }
-    }
+    // A fresh B is zero, which would zero A's gradient.
+    let adapted = randomize_b(base(&device).with_lora(&lora).unwrap());
     let narrow = store_weights_as(adapted.clone(), WeightDtype::Bf16);
     let reference = rounded_on_host(adapted);
     let types = dtypes(&narrow);

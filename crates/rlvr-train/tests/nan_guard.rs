@@ -5,30 +5,14 @@ mod common;
 
 use burn::module::Module;
 use rlvr_models::{hf_tensors, token_logprobs};
-use rlvr_train::data::load_jsonl;
-use rlvr_train::model::bundled::base_policy;
-use rlvr_train::model::device::default_device;
 use rlvr_train::step::update::{Update, guarded_update};
-use rlvr_train::trainer::Trainer;
 
 #[test]
 fn nan_loss_skips_the_update_and_leaves_weights_untouched() {
     let tmp = tempfile::tempdir().unwrap();
     let config = common::tiny_config(&tmp.path().join("run"), &[]);
-    let device = default_device();
-    let train_set = load_jsonl(&config.data.train).unwrap();
-    let eval_set = load_jsonl(&config.data.eval).unwrap();
-    let base = base_policy(&config, &train_set, &eval_set, &device).unwrap();
-    let mut tr = Trainer::new(
-        config,
-        device.clone(),
-        base.model,
-        base.config,
-        base.tokenizer,
-        train_set,
-        eval_set,
-    )
-    .unwrap();
+    let (mut tr, _) = common::trainer(&config);
+    let device = tr.device.clone();
 
     let ids = burn::tensor::Tensor::<2, burn::tensor::Int>::from_data([[5i64, 6, 7, 8]], &device);
     let mask = burn::tensor::Tensor::<2>::from_data([[0.0f32, 1.0, 1.0, 1.0]], &device);
