@@ -203,7 +203,9 @@ pub struct TrainSection {
     /// Storage type of the weights the run does not train: the reference model, and under
     /// `[lora]` the policy's frozen base (which the reference then shares). `"bf16"` or
     /// `"f16"` halve their memory; every forward pass still computes in f32, casting each
-    /// weight where it is used (`rlvr_models::store_weights_as`).
+    /// weight where it is used (`rlvr_models::store_weights_as`). Under LoRA the update's
+    /// peak rises instead (autodiff keeps each weight's f32 cast for the backward pass): it
+    /// pays there only when the rollouts set the peak (docs/benchmarks.md).
     pub frozen_dtype: WeightDtype,
 }
 
