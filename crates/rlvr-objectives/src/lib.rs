@@ -9,7 +9,8 @@
 //! the registry enum only dispatches.
 //!
 //! [`shaping`] holds the optional per-step stages (ACR/AVSPO, CurveRL, LamPO, TMN, POW3R, SRaR,
-//! EDAS, DGG) behind one entry point, [`StagesConfig::apply`], and the offline RELEX fit.
+//! EDAS, DGG, and the token-credit stages CEPO and OPPO) behind one entry point,
+//! [`StagesConfig::apply`], and the offline RELEX fit.
 //! [`g2d`] builds G2D's static preference pairs from rollout groups and [`dpo`] is the offline
 //! DPO objective that trains on them.
 //!

@@ -72,6 +72,9 @@ impl Owned {
             rubric_scores: Some(&self.scores),
             rubrics: Some(&self.rubrics),
             step_judgments: Some(&self.judgments),
+            cepo_delta: None,
+            token_logp: None,
+            oracle_logp: None,
         }
     }
 }

@@ -38,20 +38,42 @@ pub fn rescore(
     rollout: &RolloutSection,
     pad_id: u32,
 ) -> Option<Vec<Vec<f32>>> {
+    let truncation = truncates(rollout).then_some(rollout);
+    let (policy_rows, sampler) =
+        score_responses(policy, samples, rollout.temperature, truncation, pad_id);
+    for (s, lp) in samples.iter_mut().zip(policy_rows) {
+        s.old_logp = lp;
+    }
+    sampler
+}
+
+/// The log-probs of every sample's response tokens under `policy` at `temperature`, one vector
+/// per sample (`RESCORE_ROWS` rows per forward pass, the LM head over the scored window only),
+/// and with `truncation` also the sampler's (the policy restricted to that section's top-k /
+/// top-p set, renormalized). The samples' own `old_logp` only mark the scored tokens.
+pub fn score_responses(
+    policy: &CausalLm,
+    samples: &[Sample],
+    temperature: f32,
+    truncation: Option<&RolloutSection>,
+    pad_id: u32,
+) -> (Vec<Vec<f32>>, Option<Vec<Vec<f32>>>) {
     let device = policy.device();
-    let mut sampler = truncates(rollout).then(|| Vec::with_capacity(samples.len()));
+    let mut out: Vec<Vec<f32>> = samples
+        .iter()
+        .map(|s| vec![0.0; s.response.len()])
+        .collect();
+    let mut sampler = truncation.map(|_| out.clone());
     let rows: Vec<usize> = (0..samples.len()).collect();
     for chunk in rows.chunks(RESCORE_ROWS) {
         let packed = pack(samples, chunk, pad_id, &device);
         let Some((logp_all, targets, s)) =
-            scored_log_softmax(policy, packed.ids, &packed.mask, rollout.temperature)
+            scored_log_softmax(policy, packed.ids, &packed.mask, temperature)
         else {
             continue;
         };
         let logp = logp_all.clone().gather(2, targets).squeeze_dim::<2>(2); // [B, T-s]
-        let sampler_logp = sampler
-            .as_ref()
-            .map(|_| logp.clone() - truncated_log_mass(logp_all, rollout)); // [B, T-s]
+        let sampler_logp = truncation.map(|r| logp.clone() - truncated_log_mass(logp_all, r)); // [B, T-s]
         let host = |t: Tensor<2>| -> Vec<f32> {
             t.into_data()
                 .convert::<f32>()
@@ -62,17 +84,17 @@ pub fn rescore(
         let policy_rows = host(logp);
         let sampler_rows = sampler_logp.map(host);
         for (r, &i) in chunk.iter().enumerate() {
-            let sample = &mut samples[i];
+            let sample = &samples[i];
             // Response token k sits at column prompt + k, i.e. at prompt + k − s of the window.
             let start = r * width + sample.prompt.len() - s;
             let n = sample.response.len();
-            sample.old_logp = policy_rows[start..start + n].to_vec();
-            if let (Some(out), Some(rows)) = (sampler.as_mut(), &sampler_rows) {
-                out.push(rows[start..start + n].to_vec());
+            out[i] = policy_rows[start..start + n].to_vec();
+            if let (Some(all), Some(rows)) = (sampler.as_mut(), &sampler_rows) {
+                all[i] = rows[start..start + n].to_vec();
             }
         }
     }
-    sampler
+    (out, sampler)
 }
 
 /// log Σ_{v ∈ kept} p_T(v) per position, `[B, S]`, for the sampler's kept set: the `top_k`

@@ -10,10 +10,12 @@
 //! [`relex`] is the offline piece: RELEX's rank-r checkpoint extrapolation per flattened tensor.
 
 pub mod acr;
+pub mod cepo;
 pub mod curve_rl;
 pub mod dgg;
 pub mod edas;
 pub mod lampo;
+pub mod oppo;
 mod pipeline;
 pub mod pow3r;
 pub mod relex;
@@ -26,10 +28,14 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 pub use acr::{AcrConfig, AcrStats, AvspoConfig, VirtualSamples, advantage_collapse, avspo_group};
+pub use cepo::{
+    CepoConfig, CepoSchedule, CepoStats, cepo, cepo_offsets, cepo_token_advantages, cepo_weights,
+};
 pub use curve_rl::{CurveAdvantage, CurveRlConfig, CurveRlOutput, bin_weights, curve_rl};
 pub use dgg::{DggConfig, DggState};
 pub use edas::{EdasConfig, EdasMode, EdasStats, edas};
 pub use lampo::{LampoConfig, lampo_advantages, pair_weight, rouge_l_f1};
+pub use oppo::{OppoConfig, OppoStats, OppoTrace, oppo, oppo_token_advantages};
 pub use pow3r::{Pow3rConfig, Pow3rOutput, RubricSpec, pow3r};
 pub use relex::{RelexConfig, RelexFit, relex_fit};
 pub use srar::{
@@ -48,9 +54,14 @@ use crate::error::Result;
 ///    `curve_rl.advantage = "centered"`, else the objective's own) → `avspo` on collapsed
 ///    groups → CurveRL and TMN weights;
 /// 3. post-hoc: `edas` on wrong rollouts' negative advantages, `srar` step offsets;
-/// 4. optimizer side: `dgg` ([`StagesConfig::gate_update`]).
+/// 4. token credit: `cepo` (per-token weights on the sequence advantage) or `oppo` (token
+///    advantages from an oracle-prompted pass; it replaces the estimator and leaves the
+///    sequence advantages 0), both as [`StageOutput::token_offsets`];
+/// 5. optimizer side: `dgg` ([`StagesConfig::gate_update`]).
 ///
-/// At most one stage may replace the estimator; a config that asks for two is an error.
+/// At most one stage may replace the estimator; a config that asks for two is an error, and so
+/// is `oppo` with a stage that changes sequence advantages it would discard (`avspo`, `edas`,
+/// `cepo`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StagesConfig {
@@ -73,6 +84,10 @@ pub struct StagesConfig {
     pub edas: Option<EdasConfig>,
     /// DGG update gating during batch reuse.
     pub dgg: Option<DggConfig>,
+    /// CEPO contrastive token weights (needs `cepo_delta` while λ > 0).
+    pub cepo: Option<CepoConfig>,
+    /// OPPO self-oracle token advantages (needs `passed`, `token_logp`, `oracle_logp`).
+    pub oppo: Option<OppoConfig>,
 }
 
 /// What the trainer knows per sequence (flat, `[prompts × G]` row-major) and per prompt. A stage
@@ -101,6 +116,12 @@ pub struct StageInput<'a> {
     pub rubrics: Option<&'a [RubricSpec]>,
     /// Per-sequence judge verdicts on the step rubric items (SRaR).
     pub step_judgments: Option<&'a [Vec<StepJudgment>]>,
+    /// CEPO's δ_t = ℓ⁺_t − ℓ⁻_t per response token, one vector per sequence.
+    pub cepo_delta: Option<&'a [Vec<f32>]>,
+    /// The sampling policy's log-prob of each response token, one vector per sequence (OPPO's ℓ).
+    pub token_logp: Option<&'a [Vec<f32>]>,
+    /// The oracle-prompted policy's log-prob of each response token (OPPO's ℓᵒ).
+    pub oracle_logp: Option<&'a [Vec<f32>]>,
 }
 
 impl<'a> StageInput<'a> {
@@ -126,6 +147,10 @@ pub struct StageOutput {
     /// SRaR per-token offsets as character spans, one list per sequence (empty without SRaR);
     /// map them with [`token_offsets`].
     pub step_offsets: Vec<Vec<StepOffset>>,
+    /// Per-token additions to the sequence advantage, one value per response token (CEPO's
+    /// A_i λ (w̃_t − 1), or OPPO's token advantages); an empty vector per sequence without them.
+    /// Like `advantages`, before the weights.
+    pub token_offsets: Vec<Vec<f32>>,
     /// `shaping/...` metrics (ACR always).
     pub metrics: BTreeMap<String, f64>,
 }
@@ -183,13 +208,34 @@ impl StagesConfig {
         if let Some(c) = &self.dgg {
             c.validate()?;
         }
+        if let Some(c) = &self.cepo {
+            c.validate()?;
+        }
+        if let Some(c) = &self.oppo {
+            c.validate()?;
+            let discarded: Vec<&str> = [
+                ("avspo", self.avspo.is_some()),
+                ("edas", self.edas.is_some()),
+                ("cepo", self.cepo.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(k, on)| on.then_some(k))
+            .collect();
+            crate::error::ensure(
+                discarded.is_empty(),
+                "oppo",
+                discarded.join(" + "),
+                "oppo replaces the sequence advantages by token advantages: avspo, edas and \
+                 cepo would act on values it discards",
+            )?;
+        }
         let replacers = self.estimators();
         crate::error::ensure(
             replacers.len() <= 1,
             "stages",
             replacers.join(" + "),
-            "at most one of tmn, lampo.pairwise, curve_rl.advantage = \"centered\" may replace \
-             the advantage estimator",
+            "at most one of tmn, lampo.pairwise, curve_rl.advantage = \"centered\", oppo may \
+             replace the advantage estimator",
         )
     }
 
@@ -207,6 +253,9 @@ impl StagesConfig {
             .is_some_and(|c| c.advantage == CurveAdvantage::Centered)
         {
             out.push("curve_rl");
+        }
+        if self.oppo.is_some() {
+            out.push("oppo");
         }
         out
     }

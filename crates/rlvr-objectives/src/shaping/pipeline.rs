@@ -3,9 +3,11 @@
 use std::collections::BTreeMap;
 
 use super::acr::advantage_collapse;
+use super::cepo::cepo;
 use super::curve_rl::{CurveAdvantage, curve_rl};
 use super::edas::edas;
 use super::lampo::{lampo_advantages, rouge_l_f1};
+use super::oppo::oppo;
 use super::pow3r::pow3r;
 use super::srar::{format_reward, srar_offsets};
 use super::stats::{finite, need};
@@ -232,13 +234,78 @@ impl StagesConfig {
             }
             None => vec![Vec::new(); n],
         };
+
+        // 4. Token credit.
+        let mut token_offsets = vec![Vec::new(); n];
+        if let Some(cfg) = &self.cepo {
+            let lambda = cfg.lambda(state.step);
+            m.insert("shaping/cepo_lambda".into(), lambda);
+            if lambda > 0.0 {
+                let deltas = input.cepo_delta.unwrap_or(&[]);
+                need("cepo_delta", deltas.len(), n, "cepo")?;
+                token_lengths("cepo_delta", deltas, input.token_logp)?;
+                let (off, s) = cepo(deltas, &advantages, lambda, cfg);
+                m.insert("shaping/cepo_delta_pos_mean".into(), s.delta_pos_mean);
+                m.insert("shaping/cepo_delta_neg_mean".into(), s.delta_neg_mean);
+                m.insert("shaping/cepo_wrong_pos_frac".into(), s.wrong_pos_frac);
+                m.insert("shaping/cepo_wrong_neg_frac".into(), s.wrong_neg_frac);
+                m.insert("shaping/cepo_adv_abs_before".into(), s.adv_abs_before);
+                m.insert("shaping/cepo_adv_abs_after".into(), s.adv_abs_after);
+                token_offsets = off;
+            }
+        }
+        if let Some(cfg) = &self.oppo {
+            need("passed", input.passed.len(), n, "oppo")?;
+            let logp = input.token_logp.unwrap_or(&[]);
+            let oracle = input.oracle_logp.unwrap_or(&[]);
+            need("token_logp", logp.len(), n, "oppo")?;
+            need("oracle_logp", oracle.len(), n, "oppo")?;
+            token_lengths("oracle_logp", oracle, Some(logp))?;
+            let (a, s) = oppo(logp, oracle, &rewards, input.passed, g, cfg, eps);
+            m.insert("shaping/oppo_p0_mean".into(), s.p0_mean);
+            m.insert("shaping/oppo_delta_abs_mean".into(), s.delta_abs_mean);
+            m.insert("shaping/oppo_clip_frac".into(), s.clip_frac);
+            m.insert("shaping/oppo_saturated_frac".into(), s.saturated_frac);
+            m.insert("shaping/oppo_adv_abs_mean".into(), s.adv_abs_mean);
+            advantages.iter_mut().for_each(|a| *a = 0.0);
+            token_offsets = a;
+        }
         state.step += 1;
         Ok(StageOutput {
             rewards,
             advantages,
             weights,
             step_offsets,
+            token_offsets,
             metrics: m,
         })
     }
+}
+
+/// Fails with [`Error::BadInput`] at the first sequence whose per-token values in `values` do
+/// not match `reference`'s length (when the caller gave a reference).
+fn token_lengths(
+    field: &'static str,
+    values: &[Vec<f32>],
+    reference: Option<&[Vec<f32>]>,
+) -> Result<()> {
+    for (index, v) in values.iter().enumerate() {
+        if let Some(j) = v.iter().position(|x| !x.is_finite()) {
+            return Err(Error::NonFinite {
+                field,
+                index,
+                value: v[j],
+            });
+        }
+        if let Some(r) = reference.and_then(|r| r.get(index))
+            && r.len() != v.len()
+        {
+            return Err(Error::BadInput {
+                field,
+                index,
+                reason: format!("{} token values, expected {}", v.len(), r.len()),
+            });
+        }
+    }
+    Ok(())
 }

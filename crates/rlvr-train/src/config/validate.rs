@@ -334,6 +334,22 @@ impl RunConfig {
                  rollout.dynamic_sampling removes before the stages run: turn one of them off",
             );
         }
+        let token_credit = [
+            ("stages.cepo", self.stages.cepo.is_some()),
+            ("stages.oppo", self.stages.oppo.is_some()),
+        ];
+        let kind = self.verifier.kind();
+        if let Some((key, _)) = token_credit.iter().find(|(_, on)| *on)
+            && matches!(
+                kind,
+                rlvr_verifiers::Kind::Code | rlvr_verifiers::Kind::Rubric
+            )
+        {
+            return Err(Error::Config(format!(
+                "{key} puts the gold answer in the policy's context, and the {kind:?} verifier's \
+                 reference is not an answer: remove [{key}]"
+            )));
+        }
         Ok(())
     }
 }

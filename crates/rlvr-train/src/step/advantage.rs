@@ -1,7 +1,8 @@
 //! Phase 3 of a step, advantages: reward shaping (DAPO's overlong penalty, KL in the reward),
 //! then the `[stages]` pipeline of rlvr-objectives, once per step on the kept batch. With every
 //! stage off the pipeline is the objective's own group estimator (GRPO's advantage for
-//! `grpo`), so there is one path for every configuration.
+//! `grpo`), so there is one path for every configuration. CEPO and OPPO get their extra
+//! forward passes first (`token_credit.rs`).
 
 use rlvr_objectives::reward_shaping::ShapingInput;
 use rlvr_objectives::shaping::token_offsets;
@@ -9,14 +10,15 @@ use rlvr_objectives::{StageInput, kl};
 
 use super::rollout::Rollouts;
 use super::srar_judge::step_judgments;
+use super::token_credit;
 use crate::batch::{Sample, pack};
 use crate::error::Result;
 use crate::metrics::{Metrics, mean};
 use crate::prompt::pad_id;
 use crate::trainer::Trainer;
 
-/// Sets `advantage` (times the stages' loss weight) and `token_offsets` (SRaR) on every kept
-/// sample and returns the fraction of groups whose advantages are all zero.
+/// Sets `advantage` (times the stages' loss weight) and `token_offsets` (SRaR, CEPO, OPPO) on
+/// every kept sample and returns the fraction of groups whose advantages are all zero.
 pub fn assign(tr: &mut Trainer, batch: &mut Rollouts, m: &mut Metrics) -> Result<f64> {
     let g = tr.config.rollout.group_size;
     let samples = &mut batch.samples;
@@ -83,7 +85,8 @@ fn shape_rewards(
 /// The `[stages]` pipeline (reward composition, estimator, shapers; rlvr-objectives'
 /// `StagesConfig::apply`, which advances the stages' state once). Returns per-sequence
 /// advantages times loss weights, and per sample its per-token advantage offsets (SRaR's step
-/// offsets mapped to response tokens, times the same loss weight; empty without SRaR).
+/// offsets mapped to response tokens plus the stages' token offsets (CEPO, OPPO), times the
+/// same loss weight; empty without them).
 fn apply_stages(
     tr: &mut Trainer,
     samples: &[Sample],
@@ -119,7 +122,11 @@ fn apply_stages(
         ),
         None => None,
     };
+    let credit = token_credit::inputs(tr, samples, m)?;
     let input = StageInput {
+        cepo_delta: credit.cepo_delta.as_deref(),
+        token_logp: credit.token_logp.as_deref(),
+        oracle_logp: credit.oracle_logp.as_deref(),
         passed: &passed,
         extracted_answers: &extracted,
         seq_logp_mean: &seq_logp,
@@ -140,18 +147,25 @@ fn apply_stages(
     let offsets: Vec<Vec<f32>> = samples
         .iter()
         .zip(&out.step_offsets)
+        .zip(&out.token_offsets)
         .zip(&out.weights)
-        .map(|((s, spans), w)| {
-            if spans.is_empty() {
-                return Vec::new();
+        .map(|(((s, spans), tokens), w)| {
+            let mut o = if spans.is_empty() {
+                Vec::new()
+            } else {
+                token_offsets(spans, s.text.chars().count(), s.response.len())
+            };
+            if o.is_empty() {
+                o.clone_from(tokens);
+            } else {
+                o.iter_mut().zip(tokens).for_each(|(a, b)| *a += b);
             }
-            token_offsets(spans, s.text.chars().count(), s.response.len())
-                .into_iter()
-                .map(|o| o * w)
-                .collect()
+            o.iter_mut().for_each(|x| *x *= w);
+            o
         })
         .collect();
-    if tr.config.stages.srar.is_some() {
+    let stages = &tr.config.stages;
+    if stages.srar.is_some() || stages.cepo.is_some() || stages.oppo.is_some() {
         let tokens: usize = samples.iter().map(|s| s.response.len()).sum();
         let sum: f64 = offsets.iter().flatten().map(|x| f64::from(x.abs())).sum();
         m.insert(

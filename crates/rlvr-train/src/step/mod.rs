@@ -4,7 +4,8 @@
 //!    verifier rewards (dynamic sampling drops groups whose rewards are all equal and draws
 //!    more);
 //! 2. [`advantage`]: reward shaping → the `[stages]` pipeline (the objective's own estimator
-//!    when every stage is off) → per-sample advantages and SRaR token offsets;
+//!    when every stage is off) → per-sample advantages and token offsets (SRaR's steps; CEPO's
+//!    and OPPO's from [`conditioned`] passes of the policy, [`token_credit`]);
 //!    With `rollout.max_staleness` > 0 the first round may come from [`prefetch`], sampled
 //!    during an earlier step's update;
 //! 3. [`update`]: per mini-batch (split by [`micro_batch`] for gradient accumulation),
@@ -12,10 +13,12 @@
 //!    ratchet) → metrics.
 
 pub mod advantage;
+pub mod conditioned;
 pub mod micro_batch;
 pub mod prefetch;
 pub mod rollout;
 pub mod srar_judge;
+pub mod token_credit;
 pub mod update;
 
 use crate::error::Result;
