@@ -101,6 +101,13 @@ pub struct EngineStats {
     pub weights_version: u64,
     /// Tokens sampled since the engine started (all requests, all choices).
     pub generated_tokens: u64,
+    /// Most rows ever decoded together (at most `max_batch`, unless one request asked for
+    /// more choices than that and ran alone).
+    pub peak_batch_rows: usize,
+    /// Rows held in the KV cache (equal to `active_rows` between steps; 0 when idle).
+    pub kv_cache_rows: usize,
+    /// Cached positions per row, padding included (0 when idle).
+    pub kv_cache_len: usize,
 }
 
 /// The engine is gone (its thread ended or panicked).
@@ -122,6 +129,9 @@ struct SharedStats {
     queued_requests: AtomicUsize,
     weights_version: AtomicU64,
     generated_tokens: AtomicU64,
+    peak_batch_rows: AtomicUsize,
+    kv_cache_rows: AtomicUsize,
+    kv_cache_len: AtomicUsize,
 }
 
 /// A cloneable handle to the engine thread. The thread ends once every handle is dropped and
@@ -195,13 +205,16 @@ impl EngineHandle {
         answer.await.map_err(|_| EngineStopped)
     }
 
-    /// Current row count, queue length and weights version.
+    /// Current row count, queue length, weights version, peak batch and KV cache size.
     pub fn stats(&self) -> EngineStats {
         EngineStats {
             active_rows: self.stats.active_rows.load(Ordering::SeqCst),
             queued_requests: self.stats.queued_requests.load(Ordering::SeqCst),
             weights_version: self.stats.weights_version.load(Ordering::SeqCst),
             generated_tokens: self.stats.generated_tokens.load(Ordering::SeqCst),
+            peak_batch_rows: self.stats.peak_batch_rows.load(Ordering::SeqCst),
+            kv_cache_rows: self.stats.kv_cache_rows.load(Ordering::SeqCst),
+            kv_cache_len: self.stats.kv_cache_len.load(Ordering::SeqCst),
         }
     }
 }
@@ -263,6 +276,8 @@ impl Engine {
             }
             if self.swaps.is_empty() {
                 self.admit();
+                let rows = self.batch.as_ref().map_or(0, DecodeBatch::len);
+                self.stats.peak_batch_rows.fetch_max(rows, Ordering::SeqCst);
             }
             if !self.rows.is_empty() {
                 self.sample_and_step();
@@ -279,6 +294,12 @@ impl Engine {
     }
 
     fn publish(&self) {
+        let (cache_rows, cache_len) = self
+            .batch
+            .as_ref()
+            .map_or((0, 0), |b| (b.len(), b.seq_len()));
+        self.stats.kv_cache_rows.store(cache_rows, Ordering::SeqCst);
+        self.stats.kv_cache_len.store(cache_len, Ordering::SeqCst);
         self.stats
             .active_rows
             .store(self.rows.len(), Ordering::SeqCst);
@@ -295,9 +316,10 @@ impl Engine {
         self.queue.retain(|r| !r.events.is_closed());
         let mut prompts = Vec::new();
         while let Some(front) = self.queue.front() {
-            let fits = self.rows.len() + prompts.len() + front.n <= self.config.max_batch;
+            // `rows` already holds the rows admitted in this round (their prompts prefill below).
+            let fits = self.rows.len() + front.n <= self.config.max_batch;
             // A request larger than the whole batch still runs, alone.
-            let alone = self.rows.is_empty() && prompts.is_empty();
+            let alone = self.rows.is_empty();
             if !fits && !alone {
                 break;
             }

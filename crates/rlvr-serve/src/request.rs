@@ -35,6 +35,8 @@ pub(crate) struct Job {
 struct Knobs<'a> {
     model: Option<&'a str>,
     max_tokens: Option<u64>,
+    /// The request's name for `max_tokens` (errors name it).
+    max_tokens_field: &'static str,
     temperature: Option<f32>,
     top_p: Option<f32>,
     top_k: Option<i64>,
@@ -80,6 +82,7 @@ pub(crate) fn completion_job(state: &AppState, r: &CompletionRequest) -> Result<
     let knobs = Knobs {
         model: r.model.as_deref(),
         max_tokens: r.max_tokens,
+        max_tokens_field: "max_tokens",
         temperature: r.temperature,
         top_p: r.top_p,
         top_k: r.top_k,
@@ -94,7 +97,13 @@ pub(crate) fn completion_job(state: &AppState, r: &CompletionRequest) -> Result<
         return_tokens_as_token_ids: r.return_tokens_as_token_ids,
         ignore_eos: r.ignore_eos,
     };
-    build(state, knobs, prompt, top, Some(DEFAULT_COMPLETION_TOKENS))
+    build(
+        state,
+        knobs,
+        ("prompt", prompt),
+        top,
+        Some(DEFAULT_COMPLETION_TOKENS),
+    )
 }
 
 /// Validates a chat request (rendering the messages with the chat template).
@@ -136,6 +145,11 @@ pub(crate) fn chat_job(state: &AppState, r: &ChatCompletionRequest) -> Result<Jo
     let knobs = Knobs {
         model: r.model.as_deref(),
         max_tokens: r.max_completion_tokens.or(r.max_tokens),
+        max_tokens_field: if r.max_completion_tokens.is_some() {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        },
         temperature: r.temperature,
         top_p: r.top_p,
         top_k: r.top_k,
@@ -150,14 +164,15 @@ pub(crate) fn chat_job(state: &AppState, r: &ChatCompletionRequest) -> Result<Jo
         return_tokens_as_token_ids: r.return_tokens_as_token_ids,
         ignore_eos: r.ignore_eos,
     };
-    build(state, knobs, prompt, top, None)
+    build(state, knobs, ("messages", prompt), top, None)
 }
 
-/// Checks the shared knobs; `default_max_tokens: None` means "as many as fit".
+/// Checks the shared knobs; `prompt` is the field the prompt came from and its ids;
+/// `default_max_tokens: None` means "as many as fit".
 fn build(
     state: &AppState,
     k: Knobs<'_>,
-    prompt: Vec<u32>,
+    (prompt_field, prompt): (&str, Vec<u32>),
     top_logprobs: Option<u64>,
     default_max_tokens: Option<usize>,
 ) -> Result<Job, ApiError> {
@@ -220,7 +235,18 @@ fn build(
             ));
         }
     };
-    let room = state.max_model_len.saturating_sub(prompt.len());
+    if prompt.len() >= state.max_model_len {
+        return Err(ApiError::invalid(
+            prompt_field,
+            "context_length_exceeded",
+            format!(
+                "the prompt ({} tokens) leaves no room in the context length {}",
+                prompt.len(),
+                state.max_model_len
+            ),
+        ));
+    }
+    let room = state.max_model_len - prompt.len();
     let limit = state.config.max_tokens_limit;
     let max_tokens = match (k.max_tokens, default_max_tokens) {
         (Some(m), _) => m,
@@ -229,34 +255,30 @@ fn build(
     };
     if max_tokens == 0 {
         return Err(ApiError::invalid(
-            "max_tokens",
+            k.max_tokens_field,
             "invalid_value",
-            if room == 0 {
-                format!(
-                    "the prompt ({} tokens) fills the context length {}",
-                    prompt.len(),
-                    state.max_model_len
-                )
-            } else {
-                "`max_tokens` must be at least 1".to_owned()
-            },
+            format!("`{}` must be at least 1", k.max_tokens_field),
         ));
     }
     if max_tokens > limit as u64 {
         return Err(ApiError::invalid(
-            "max_tokens",
+            k.max_tokens_field,
             "invalid_value",
-            format!("`max_tokens` is {max_tokens}, above this server's limit of {limit}"),
+            format!(
+                "`{}` is {max_tokens}, above this server's limit of {limit}",
+                k.max_tokens_field
+            ),
         ));
     }
     let max_tokens = max_tokens as usize;
     if prompt.len() + max_tokens > state.max_model_len {
         return Err(ApiError::invalid(
-            "max_tokens",
+            k.max_tokens_field,
             "context_length_exceeded",
             format!(
-                "prompt ({} tokens) + max_tokens ({max_tokens}) exceeds the context length {}",
+                "prompt ({} tokens) + {} ({max_tokens}) exceeds the context length {}",
                 prompt.len(),
+                k.max_tokens_field,
                 state.max_model_len
             ),
         ));

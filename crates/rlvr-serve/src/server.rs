@@ -83,7 +83,7 @@ impl Server {
         router(self.state.clone())
     }
 
-    /// Rows decoding, requests queued, weights version.
+    /// Rows decoding, requests queued, weights version, peak batch and KV cache size.
     pub fn stats(&self) -> EngineStats {
         self.state.engine.stats()
     }

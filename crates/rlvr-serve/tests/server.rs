@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
 use burn::module::Module;
@@ -613,38 +611,15 @@ fn malformed_requests_get_openai_errors() {
 #[test]
 fn a_client_that_disconnects_mid_stream_frees_its_slot() {
     let s = TestServer::start(12, |c| c.max_tokens_limit = 4000);
-    let address = s.base.trim_start_matches("http://").to_owned();
     // `ignore_eos`: only max_tokens could end these rows (3 × 3900 tokens).
     let body = json!({"prompt": "never ending", "max_tokens": 3900, "n": 3, "stream": true,
-                      "temperature": 1.0, "ignore_eos": true})
-    .to_string();
-    let mut stream = TcpStream::connect(&address).unwrap();
-    write!(
-        stream,
-        "POST /v1/completions HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    let mut chunks = 0;
-    while chunks < 5 {
-        line.clear();
-        assert!(
-            reader.read_line(&mut line).unwrap() > 0,
-            "stream closed early"
-        );
-        if line.starts_with("data:") {
-            chunks += 1;
-        }
-    }
+                      "temperature": 1.0, "ignore_eos": true});
+    let stream = s.open_stream(&body, 5);
     assert_eq!(
         s.server.stats().active_rows,
         3,
         "the request's 3 rows are decoding"
     );
-    drop(reader);
     stream.shutdown(std::net::Shutdown::Both).unwrap();
     drop(stream);
     s.wait_for_active_rows(0, Duration::from_secs(30));

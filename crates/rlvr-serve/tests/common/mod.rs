@@ -5,6 +5,8 @@
 
 pub mod fixture;
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -111,6 +113,34 @@ impl TestServer {
         let (status, _, text) = self.post(path, body);
         assert_eq!(status, 200, "{path}: {text}");
         serde_json::from_str(&text).unwrap()
+    }
+
+    /// Sends a streaming completions request over a raw connection, reads `chunks` SSE
+    /// `data:` lines and returns the open connection (shutting it down disconnects the client
+    /// mid-stream).
+    pub fn open_stream(&self, body: &Value, chunks: usize) -> TcpStream {
+        let address = self.base.trim_start_matches("http://");
+        let body = body.to_string();
+        let mut stream = TcpStream::connect(address).unwrap();
+        write!(
+            stream,
+            "POST /v1/completions HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut line = String::new();
+        let mut seen = 0;
+        while seen < chunks {
+            line.clear();
+            assert!(
+                reader.read_line(&mut line).unwrap() > 0,
+                "stream closed early"
+            );
+            seen += usize::from(line.starts_with("data:"));
+        }
+        stream
     }
 
     /// Waits until the engine's row count is `rows` (panics after `timeout`).
