@@ -238,6 +238,29 @@ fn async_rollouts_on_the_server_are_at_most_one_step_stale() {
     assert!(stale > 0.0, "no prefetched sample came from older weights");
 }
 
+/// `rollout.concurrency` bounds the requests in flight: with 1 the server never decodes more
+/// than one row at a time, with 4 it batches several (and never more than 4).
+#[test]
+fn rollout_concurrency_bounds_the_servers_batch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, base_dir) = trainer(&tiny_config(&tmp.path().join("warm"), &[]));
+    let mut peaks = Vec::new();
+    for concurrency in [1, 4] {
+        let server = LocalServer::start(&base_dir);
+        let run_dir = tmp.path().join(format!("run-{concurrency}"));
+        let set = format!("rollout.concurrency={concurrency}");
+        let config = remote_config(&run_dir, &server.base, &[set.as_str(), "train.steps=2"]);
+        let options = RunOptions {
+            quiet: true,
+            ..Default::default()
+        };
+        train(config, &options).expect("the remote run trains");
+        peaks.push(server.server.stats().peak_batch_rows);
+    }
+    assert_eq!(peaks[0], 1, "one request in flight: {peaks:?}");
+    assert!((2..=4).contains(&peaks[1]), "{peaks:?}");
+}
+
 /// An endpoint nobody listens on fails the run after the retries, naming the endpoint.
 #[test]
 fn an_unreachable_endpoint_fails_naming_it() {
