@@ -174,6 +174,13 @@ fn async_configs_that_cannot_work_are_refused() {
         "rollout.sync_every=2",
     ]);
     assert!(e.contains("rollout.sync_every"), "{e}");
+    let e = refused(&[
+        "objective.tis=\"truncate\"",
+        "rollout.engine=\"openai\"",
+        "rollout.endpoints=[\"http://127.0.0.1:9\"]",
+        "rollout.server=\"vllm\"",
+    ]);
+    assert!(e.contains("rollout.server"), "{e}");
     // The correction is accepted on the local engine once the rollouts are asynchronous.
     rlvr_train::RunConfig::load(
         None,

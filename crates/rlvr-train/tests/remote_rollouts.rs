@@ -261,6 +261,29 @@ fn rollout_concurrency_bounds_the_servers_batch() {
     assert!((2..=4).contains(&peaks[1]), "{peaks:?}");
 }
 
+/// `rollout.server = "sglang"`: the SGLang sync request and no reliance on the server's
+/// versions (the client counts its syncs), run against rlvr-serve, which answers that request
+/// too; the count matches the server's own version after every step.
+#[test]
+fn an_sglang_shaped_server_is_synced_and_counted_by_the_client() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, base_dir) = trainer(&tiny_config(&tmp.path().join("warm"), &[]));
+    let server = LocalServer::start(&base_dir);
+    let run_dir = tmp.path().join("run");
+    let config = remote_config(&run_dir, &server.base, &["rollout.server=\"sglang\""]);
+    let options = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    train(config, &options).expect("the run trains");
+    let versions: Vec<f64> = history(&run_dir)
+        .iter()
+        .map(|m| m["rollout/weights_version"])
+        .collect();
+    assert_eq!(versions, vec![1.0, 2.0, 3.0]);
+    assert_eq!(server.version(), 3);
+}
+
 /// An endpoint nobody listens on fails the run after the retries, naming the endpoint.
 #[test]
 fn an_unreachable_endpoint_fails_naming_it() {

@@ -10,7 +10,7 @@ use super::RunConfig;
 use super::kind_default;
 use super::sections::{
     CheckpointSection, DataSection, EvalSection, G2dSection, LogSection, ModelSection,
-    RolloutEngine, RolloutSection, SftSection, ShortBatch, TrainSection,
+    RolloutEngine, RolloutSection, ServerKind, SftSection, ShortBatch, TrainSection,
 };
 
 impl Default for RunConfig {
@@ -98,6 +98,7 @@ impl Default for RolloutSection {
             retries: 3,
             sync_every: 1,
             max_staleness: 0,
+            server: ServerKind::RlvrServe,
         }
     }
 }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use sections::{
     CheckpointSection, DataSection, EvalSection, G2dSection, LogSection, ModelSection,
-    RolloutEngine, RolloutSection, SftSection, ShortBatch, TrainSection,
+    RolloutEngine, RolloutSection, ServerKind, SftSection, ShortBatch, TrainSection,
 };
 
 use crate::error::{Error, Result};

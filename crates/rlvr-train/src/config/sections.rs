@@ -137,6 +137,36 @@ pub struct RolloutSection {
     /// k is dropped and sampled again, and `objective.tis` corrects the rest with the
     /// sampler's log-probs (validation requires it). 0 is the synchronous loop.
     pub max_staleness: usize,
+    /// The kind of server at `endpoints` (`engine = "openai"`), which decides how weights are
+    /// synced and whether replies carry a weights version.
+    pub server: ServerKind,
+}
+
+/// The inference server behind `rollout.endpoints` (`rollout.server`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServerKind {
+    /// `rlvr-serve`: `POST /update_weights_from_disk`, replies carry `weights_version`, u64
+    /// seeds (the local engine's exact seeds: the same tokens as local sampling).
+    RlvrServe,
+    /// SGLang: `POST /update_weights_from_disk {"model_path"}` answering `{"success": true}`;
+    /// the client counts the versions itself; seeds below 2^63.
+    Sglang,
+    /// vLLM with `VLLM_SERVER_DEV_MODE=1`: `POST /collective_rpc {"method": "reload_weights",
+    /// "kwargs": {"weights_path"}}` reloads the synced directory in place; the client counts
+    /// the versions itself; seeds below 2^63.
+    Vllm,
+}
+
+impl ServerKind {
+    /// The name configs use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::RlvrServe => "rlvr-serve",
+            Self::Sglang => "sglang",
+            Self::Vllm => "vllm",
+        }
+    }
 }
 
 /// Where the rollouts are sampled (`rollout.engine`).

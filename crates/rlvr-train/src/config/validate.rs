@@ -5,7 +5,7 @@
 use rlvr_models::WeightDtype;
 use rlvr_objectives::TisMode;
 
-use super::{RolloutEngine, RunConfig};
+use super::{RolloutEngine, RunConfig, ServerKind};
 use crate::error::{Error, Result};
 
 impl RunConfig {
@@ -93,6 +93,13 @@ impl RunConfig {
                  rollout.temperature = 1, rollout.top_p = 1 and rollout.top_k = 0 (got {}, {}, \
                  {})",
                 r.temperature, r.top_p, r.top_k
+            )));
+        }
+        if r.engine == RolloutEngine::Openai && r.server != ServerKind::RlvrServe {
+            return Err(Error::Config(format!(
+                "rollout.max_staleness = {k} needs each reply's weights version, which only \
+                 rollout.server = \"rlvr-serve\" reports (got \"{}\")",
+                r.server.name()
             )));
         }
         if r.engine == RolloutEngine::Openai && r.sync_every != 1 {

@@ -20,7 +20,7 @@ use std::time::Duration;
 use rlvr_models::{FinishReason, Generation, GenerationConfig, splitmix64};
 use serde_json::{Value, json};
 
-use crate::config::RolloutSection;
+use crate::config::{RolloutSection, ServerKind};
 use crate::error::{Error, Result};
 
 /// The first retry's wait; each further retry waits twice as long, up to [`BACKOFF_MAX`].
@@ -141,8 +141,20 @@ pub struct OpenAiClient {
     agent: ureq::Agent,
     concurrency: usize,
     retries: u32,
-    /// Per endpoint, the weights version its last sync reported (`None` before the first).
-    expected: Arc<Mutex<Vec<Option<u64>>>>,
+    /// What the endpoints are: how to sync them, whether replies carry a weights version.
+    server: ServerKind,
+    /// The weights versions the syncs recorded, shared by clones.
+    versions: Arc<Mutex<Versions>>,
+}
+
+/// What the syncs of a client (and its clones) recorded.
+#[derive(Debug, Clone)]
+struct Versions {
+    /// Per endpoint, the weights version the last sync reported (`None` before the first); for
+    /// servers that report none, the number of syncs.
+    expected: Vec<Option<u64>>,
+    /// A sync is under way: a server may already answer from the next version.
+    syncing: bool,
 }
 
 impl OpenAiClient {
@@ -163,11 +175,15 @@ impl OpenAiClient {
             .build()
             .into();
         Self {
-            expected: Arc::new(Mutex::new(vec![None; endpoints.len()])),
+            versions: Arc::new(Mutex::new(Versions {
+                expected: vec![None; endpoints.len()],
+                syncing: false,
+            })),
             endpoints,
             agent,
             concurrency: rollout.concurrency.max(1),
             retries: rollout.retries,
+            server: rollout.server,
         }
     }
 
@@ -178,15 +194,29 @@ impl OpenAiClient {
 
     /// Per endpoint, the weights version the last sync reported (`None` before the first).
     pub fn expected_versions(&self) -> Vec<Option<u64>> {
-        self.expected
+        self.versions().expected
+    }
+
+    fn versions(&self) -> Versions {
+        self.versions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
+    fn set_syncing(&self, syncing: bool) {
+        self.versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .syncing = syncing;
+    }
+
     /// Records that endpoint `endpoint` now serves weights version `version`.
     pub fn set_expected_version(&mut self, endpoint: usize, version: u64) {
-        self.expected.lock().unwrap_or_else(PoisonError::into_inner)[endpoint] = Some(version);
+        self.versions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .expected[endpoint] = Some(version);
     }
 
     /// An error about endpoint `endpoint`.
@@ -227,9 +257,10 @@ impl OpenAiClient {
                             break;
                         }
                         let endpoint = row % self.endpoints.len();
-                        let body = completion_body(&prompts[row], cfg, request_seed(seed, row));
+                        let body = completion_body(&prompts[row], cfg, self.seed(seed, row));
                         let got = self
                             .post_json(endpoint, "/v1/completions", &body)
+                            .map(|reply| self.with_version(reply, endpoint))
                             .and_then(|reply| {
                                 let accept = self.accepted_versions(&floor, endpoint);
                                 parse_completion(&reply, accept)
@@ -272,15 +303,36 @@ impl OpenAiClient {
             .collect())
     }
 
+    /// The seed of row `row`'s request: [`request_seed`], below 2^63 for servers that take a
+    /// signed 64-bit seed (their samplers do not reproduce local sampling anyway).
+    fn seed(&self, seed: u64, row: usize) -> u64 {
+        match self.server {
+            ServerKind::RlvrServe => request_seed(seed, row),
+            ServerKind::Sglang | ServerKind::Vllm => request_seed(seed, row) & (u64::MAX >> 1),
+        }
+    }
+
+    /// A reply with a weights version: its own, or for a server that reports none, the count of
+    /// syncs this client made to `endpoint`.
+    fn with_version(&self, mut reply: Value, endpoint: usize) -> Value {
+        if self.server != ServerKind::RlvrServe && reply["weights_version"].is_null() {
+            let synced = self.expected_versions()[endpoint].unwrap_or(0);
+            reply["weights_version"] = json!(synced);
+        }
+        reply
+    }
+
     /// The weights versions a reply of `endpoint` may carry during a call that started when the
-    /// syncs had recorded `floor`: from that version to the latest sync's (`None`: before any
-    /// sync, any version).
+    /// syncs had recorded `floor`: from that version to the latest sync's, or the one after it
+    /// while a sync is under way (the server swaps before the sync is recorded here); `None`
+    /// before any sync: any version.
     fn accepted_versions(
         &self,
         floor: &[Option<u64>],
         endpoint: usize,
     ) -> Option<RangeInclusive<u64>> {
-        let latest = self.expected_versions()[endpoint]?;
+        let now = self.versions();
+        let latest = now.expected[endpoint]? + u64::from(now.syncing);
         Some(floor[endpoint].unwrap_or(0)..=latest)
     }
 
@@ -291,14 +343,24 @@ impl OpenAiClient {
     /// [`Error::Engine`] naming an endpoint that failed, refused the weights, or did not
     /// advance its version.
     pub fn update_weights(&mut self, model_path: &std::path::Path) -> Result<Vec<u64>> {
-        let body = json!({ "model_path": model_path.to_string_lossy() });
+        let path = model_path.to_string_lossy();
+        let (route, body) = match self.server {
+            ServerKind::RlvrServe | ServerKind::Sglang => {
+                ("/update_weights_from_disk", json!({ "model_path": path }))
+            }
+            ServerKind::Vllm => (
+                "/collective_rpc",
+                json!({ "method": "reload_weights", "kwargs": { "weights_path": path } }),
+            ),
+        };
+        self.set_syncing(true);
         let this = &*self;
         let answers: Vec<Result<u64>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..this.endpoints.len())
                 .map(|e| {
                     let body = &body;
                     scope.spawn(move || {
-                        let reply = this.post_json(e, "/update_weights_from_disk", body)?;
+                        let reply = this.post_json(e, route, body)?;
                         this.check_update(e, &reply)
                     })
                 })
@@ -308,15 +370,26 @@ impl OpenAiClient {
                 .map(|h| h.join().expect("a weight update thread panicked"))
                 .collect()
         });
-        let versions = answers.into_iter().collect::<Result<Vec<u64>>>()?;
+        let versions = answers.into_iter().collect::<Result<Vec<u64>>>();
+        // The new versions and the end of the sync land together (see `accepted_versions`).
+        let mut state = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
+        state.syncing = false;
+        let versions = versions?;
         for (e, &v) in versions.iter().enumerate() {
-            self.set_expected_version(e, v);
+            state.expected[e] = Some(v);
         }
         Ok(versions)
     }
 
-    /// The version a weight update reply reports, if it succeeded and advanced the version.
+    /// The version a weight update reply reports, if it succeeded and advanced the version; for
+    /// a server that reports none, the next count (vLLM's reload answers an empty 200).
     fn check_update(&self, endpoint: usize, reply: &Value) -> Result<u64> {
+        let next = || self.expected_versions()[endpoint].map_or(1, |v| v + 1);
+        match self.server {
+            ServerKind::Vllm => return Ok(next()),
+            ServerKind::Sglang if reply["success"].as_bool() == Some(true) => return Ok(next()),
+            _ => {}
+        }
         if reply["success"].as_bool() != Some(true) {
             return Err(self.error(
                 endpoint,
@@ -395,6 +468,10 @@ impl OpenAiClient {
                 error_message(&body)
             )));
         }
+        if body.trim().is_empty() {
+            // An empty 2xx (vLLM's `/collective_rpc`).
+            return Ok(Value::Null);
+        }
         serde_json::from_str(&body).map_err(|e| Attempt::Fatal(format!("reply is not JSON: {e}")))
     }
 }
@@ -470,6 +547,56 @@ mod tests {
         assert!(e.contains("finish_reason"), "{e}");
         let e = parse_completion(&json!({"choices": []}), None).unwrap_err();
         assert!(e.contains("weights_version"), "{e}");
+    }
+
+    fn client(server: ServerKind) -> OpenAiClient {
+        OpenAiClient::new(&RolloutSection {
+            endpoints: vec!["http://127.0.0.1:9".into()],
+            server,
+            ..Default::default()
+        })
+    }
+
+    /// rlvr-serve gets the local rows' exact u64 seeds; SGLang and vLLM take signed 64-bit
+    /// seeds, so theirs lose the top bit (and only it).
+    #[test]
+    fn seeds_fit_the_servers_integer_type() {
+        let row = (0..64)
+            .find(|&r| request_seed(7, r) >= 1 << 63)
+            .expect("a row whose seed has the top bit");
+        let full = request_seed(7, row);
+        assert_eq!(client(ServerKind::RlvrServe).seed(7, row), full);
+        for kind in [ServerKind::Sglang, ServerKind::Vllm] {
+            let s = client(kind).seed(7, row);
+            assert!(s < 1 << 63);
+            assert_eq!(s, full - (1 << 63));
+        }
+    }
+
+    /// Servers without a weights version: a sync counts 1, 2, ... (vLLM's empty reply, SGLang's
+    /// `success`), and replies get the count; rlvr-serve's own versions are required.
+    #[test]
+    fn servers_without_versions_are_counted_by_the_client() {
+        let mut vllm = client(ServerKind::Vllm);
+        assert_eq!(vllm.check_update(0, &Value::Null).unwrap(), 1);
+        vllm.set_expected_version(0, 1);
+        assert_eq!(vllm.check_update(0, &Value::Null).unwrap(), 2);
+        let reply = vllm.with_version(json!({"choices": []}), 0);
+        assert_eq!(reply["weights_version"], json!(1));
+        let sglang = client(ServerKind::Sglang);
+        assert_eq!(
+            sglang.check_update(0, &json!({"success": true})).unwrap(),
+            1
+        );
+        assert!(sglang.check_update(0, &json!({"success": false})).is_err());
+        let rlvr = client(ServerKind::RlvrServe);
+        assert!(rlvr.check_update(0, &json!({"success": true})).is_err());
+        assert_eq!(
+            rlvr.check_update(0, &json!({"success": true, "weights_version": 4}))
+                .unwrap(),
+            4
+        );
+        assert!(rlvr.with_version(json!({}), 0)["weights_version"].is_null());
     }
 
     #[test]
