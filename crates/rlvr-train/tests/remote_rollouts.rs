@@ -83,6 +83,33 @@ fn remote_config(run_dir: &Path, endpoint: &str, extra: &[&str]) -> RunConfig {
     tiny_config(run_dir, &sets)
 }
 
+/// A finished remote run: its server (still up), its per-step metrics, its directory.
+struct RemoteRun {
+    server: LocalServer,
+    steps: Vec<rlvr_train::metrics::Metrics>,
+    _tmp: tempfile::TempDir,
+}
+
+/// Serves the (cached) starting policy in process and trains [`remote_config`] with `extra`
+/// against it to the end.
+fn run_remote(extra: &[&str]) -> RemoteRun {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, base_dir) = trainer(&tiny_config(&tmp.path().join("warm"), &[]));
+    let server = LocalServer::start(&base_dir);
+    let run_dir = tmp.path().join("run");
+    let config = remote_config(&run_dir, &server.base, extra);
+    let options = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    train(config, &options).expect("the remote run trains");
+    RemoteRun {
+        server,
+        steps: history(&run_dir),
+        _tmp: tmp,
+    }
+}
+
 /// Steps 1 and 2 of the same run on the local engine and on the server: the same prompts and
 /// the same response tokens (the server samples row r with the local row's seed, and at step 2
 /// from the weights synced after step 1's update), near-equal old log-probs, and mismatch
@@ -143,18 +170,7 @@ fn remote_rollouts_match_the_local_engine_and_sync_every_step() {
 /// version goes up by one per step), trains (grad norm > 0), and logs the mismatch metrics.
 #[test]
 fn a_remote_run_trains_and_logs_the_mismatch() {
-    let tmp = tempfile::tempdir().unwrap();
-    let local_cfg = tiny_config(&tmp.path().join("warm"), &[]);
-    let (_, base_dir) = trainer(&local_cfg);
-    let server = LocalServer::start(&base_dir);
-    let run_dir = tmp.path().join("run");
-    let config = remote_config(&run_dir, &server.base, &[]);
-    let options = RunOptions {
-        quiet: true,
-        ..Default::default()
-    };
-    train(config, &options).expect("the remote run trains");
-    let steps = history(&run_dir);
+    let RemoteRun { server, steps, .. } = run_remote(&[]);
     assert_eq!(steps.len(), 3);
     assert_eq!(server.version(), 3);
     for (i, m) in steps.iter().enumerate() {
@@ -183,20 +199,8 @@ fn a_remote_run_trains_and_logs_the_mismatch() {
 /// only, so step 2 samples from the step-1 weights while the trainer has moved on.
 #[test]
 fn sync_every_two_skips_every_other_sync() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (_, base_dir) = trainer(&tiny_config(&tmp.path().join("warm"), &[]));
-    let server = LocalServer::start(&base_dir);
-    let run_dir = tmp.path().join("run");
-    let config = remote_config(&run_dir, &server.base, &["rollout.sync_every=2"]);
-    let options = RunOptions {
-        quiet: true,
-        ..Default::default()
-    };
-    train(config, &options).expect("the remote run trains");
-    let versions: Vec<f64> = history(&run_dir)
-        .iter()
-        .map(|m| m["rollout/weights_version"])
-        .collect();
+    let RemoteRun { server, steps, .. } = run_remote(&["rollout.sync_every=2"]);
+    let versions: Vec<f64> = steps.iter().map(|m| m["rollout/weights_version"]).collect();
     assert_eq!(versions, vec![1.0, 1.0, 2.0]);
     assert_eq!(server.version(), 2);
 }
@@ -208,23 +212,12 @@ fn sync_every_two_skips_every_other_sync() {
 /// and none older; the server still gets one sync per step.
 #[test]
 fn async_rollouts_on_the_server_are_at_most_one_step_stale() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (_, base_dir) = trainer(&tiny_config(&tmp.path().join("warm"), &[]));
-    let server = LocalServer::start(&base_dir);
-    let run_dir = tmp.path().join("run");
-    let extra = [
+    let RemoteRun { server, steps, .. } = run_remote(&[
         "rollout.max_staleness=1",
         "objective.tis=\"truncate\"",
         "train.steps=4",
         "train.lr=1e-2",
-    ];
-    let config = remote_config(&run_dir, &server.base, &extra);
-    let options = RunOptions {
-        quiet: true,
-        ..Default::default()
-    };
-    train(config, &options).expect("the asynchronous remote run trains");
-    let steps = history(&run_dir);
+    ]);
     assert_eq!(steps.len(), 4);
     assert_eq!(server.version(), 4, "one sync per step");
     assert_eq!(steps[0]["rollout/staleness_max"], 0.0);
@@ -266,20 +259,8 @@ fn rollout_concurrency_bounds_the_servers_batch() {
 /// too; the count matches the server's own version after every step.
 #[test]
 fn an_sglang_shaped_server_is_synced_and_counted_by_the_client() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (_, base_dir) = trainer(&tiny_config(&tmp.path().join("warm"), &[]));
-    let server = LocalServer::start(&base_dir);
-    let run_dir = tmp.path().join("run");
-    let config = remote_config(&run_dir, &server.base, &["rollout.server=\"sglang\""]);
-    let options = RunOptions {
-        quiet: true,
-        ..Default::default()
-    };
-    train(config, &options).expect("the run trains");
-    let versions: Vec<f64> = history(&run_dir)
-        .iter()
-        .map(|m| m["rollout/weights_version"])
-        .collect();
+    let RemoteRun { server, steps, .. } = run_remote(&["rollout.server=\"sglang\""]);
+    let versions: Vec<f64> = steps.iter().map(|m| m["rollout/weights_version"]).collect();
     assert_eq!(versions, vec![1.0, 2.0, 3.0]);
     assert_eq!(server.version(), 3);
 }
