@@ -204,11 +204,12 @@ impl OpenAiClient {
             .clone()
     }
 
-    fn set_syncing(&self, syncing: bool) {
+    /// Marks a sync as under way (`update_weights` clears it with the new versions).
+    fn begin_sync(&self) {
         self.versions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .syncing = syncing;
+            .syncing = true;
     }
 
     /// Records that endpoint `endpoint` now serves weights version `version`.
@@ -353,7 +354,7 @@ impl OpenAiClient {
                 json!({ "method": "reload_weights", "kwargs": { "weights_path": path } }),
             ),
         };
-        self.set_syncing(true);
+        self.begin_sync();
         let this = &*self;
         let answers: Vec<Result<u64>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..this.endpoints.len())

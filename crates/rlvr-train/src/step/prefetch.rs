@@ -18,7 +18,7 @@ use rlvr_models::generate;
 use super::rollout::{
     Drawn, generation_config, group_rows, sample_groups_remote, step_seed, to_samples,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::trainer::Trainer;
 
 /// The first rollout round of a later step, being sampled in a background thread.
@@ -37,12 +37,10 @@ impl Prefetch {
     /// # Errors
     /// The sampling's error (e.g. a server that failed after its retries).
     pub fn join(self) -> Result<Drawn> {
-        self.handle.join().map_err(|_| {
-            Error::Config(format!(
-                "step {}: the rollout thread panicked",
-                self.step + 1
-            ))
-        })?
+        // A panic in the sampling thread is a bug: it continues in the caller.
+        self.handle
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 }
 

@@ -389,19 +389,22 @@ pub fn drop_stale_groups(
     step: usize,
     max_staleness: usize,
 ) -> usize {
-    let before = samples.len();
-    let fresh: Vec<Sample> = samples
-        .chunks(group_size)
-        .filter(|group| {
-            group
-                .iter()
-                .all(|s| step.saturating_sub(s.policy_version) <= max_staleness)
-        })
-        .flatten()
-        .cloned()
-        .collect();
-    *samples = fresh;
-    (before - samples.len()) / group_size
+    let mut all = std::mem::take(samples).into_iter();
+    let mut dropped = 0;
+    loop {
+        let group: Vec<Sample> = all.by_ref().take(group_size).collect();
+        if group.is_empty() {
+            return dropped;
+        }
+        let fresh = group
+            .iter()
+            .all(|s| step.saturating_sub(s.policy_version) <= max_staleness);
+        if fresh {
+            samples.extend(group);
+        } else {
+            dropped += 1;
+        }
+    }
 }
 
 /// [`sample_groups`] on inference servers: row `i` is requested with the seed it has in
