@@ -2,37 +2,33 @@
 
 use std::sync::Arc;
 
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use rlvr_models::{FinishReason, Tokenizer};
 
 use crate::api_error::ApiError;
-use crate::job::{collect, start};
+use crate::endpoint::{ResponseHeader, respond, run_job};
+use crate::job::ChoiceOutput;
 use crate::logprobs::{SampledToken, completion_logprobs};
 use crate::openai_types::{
     CompletionChoice, CompletionRequest, CompletionResponse, Usage, finish_reason_name,
 };
 use crate::request::{Job, completion_job};
-use crate::routes::{parse_json, with_version_header};
-use crate::state::{AppState, unix_now};
-use crate::stream::{Flavor, StreamSetup, sse_response};
+use crate::routes::parse_json;
+use crate::state::AppState;
+use crate::stream::Flavor;
 
 /// The handler.
 pub(crate) async fn completions(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match run(state, body).await {
-        Ok(response) => response,
-        Err(e) => {
-            tracing::info!(status = %e.status, error = %e.message, "POST /v1/completions refused");
-            e.into_response()
-        }
-    }
+    respond(ROUTE, run(state, body)).await
 }
+
+const ROUTE: &str = "/v1/completions";
 
 async fn run(
     state: Arc<AppState>,
@@ -40,83 +36,55 @@ async fn run(
 ) -> Result<Response, ApiError> {
     let request: CompletionRequest = parse_json(body)?;
     let job = completion_job(&state, &request)?;
-    tracing::info!(
-        prompt_tokens = job.prompt.len(),
-        n = job.n,
-        max_tokens = job.params.max_tokens,
-        stream = job.stream,
-        "POST /v1/completions"
-    );
-    let running = start(&state, &job).await?;
-    let version = running.weights_version;
-    let id = state.response_id("cmpl");
-    if job.stream {
-        let flavor = CompletionChunks {
-            tokenizer: state.tokenizer.clone(),
-            id,
-            created: unix_now(),
-            model: state.config.served_model_name.clone(),
-            weights_version: version,
-            prompt_ids: job.return_token_ids.then(|| job.prompt.clone()),
-            first: vec![true; job.n],
-            offsets: vec![0; job.n],
-            job: job.clone(),
-        };
-        let setup = StreamSetup {
-            n: job.n,
-            stop: job.params.stop.clone(),
-            include_usage: job.include_usage,
-            prompt_tokens: job.prompt.len(),
-        };
-        return Ok(sse_response(
-            state.tokenizer.clone(),
-            setup,
-            running,
-            flavor,
-        ));
-    }
-    let outputs = collect(&state, &job, running).await?;
-    let completion_tokens = outputs.iter().map(|o| o.tokens.len()).sum();
-    let choices = outputs
-        .into_iter()
-        .enumerate()
-        .map(|(index, o)| CompletionChoice {
-            index,
-            logprobs: job.logprobs.then(|| {
-                completion_logprobs(
-                    &state.tokenizer,
-                    &o.tokens,
-                    job.params.top_logprobs,
-                    job.tokens_as_ids,
-                    0,
-                )
-            }),
-            finish_reason: Some(finish_reason_name(o.finish_reason)),
-            prompt_token_ids: job.return_token_ids.then(|| job.prompt.clone()),
-            token_ids: job.return_token_ids.then(|| o.token_ids()),
-            text: o.text,
-        })
-        .collect();
-    let response = CompletionResponse {
-        id,
-        object: "text_completion",
-        created: unix_now(),
-        model: state.config.served_model_name.clone(),
-        choices,
-        usage: Some(Usage::new(job.prompt.len(), completion_tokens)),
-        weights_version: version,
+    let tokenizer = &state.tokenizer;
+    let flavor = |header| CompletionChunks {
+        tokenizer: tokenizer.clone(),
+        header,
+        prompt_ids: job.return_token_ids.then(|| job.prompt.clone()),
+        first: vec![true; job.n],
+        offsets: vec![0; job.n],
+        job: job.clone(),
     };
-    Ok(with_version_header(Json(response).into_response(), version))
+    let body = |header: ResponseHeader, outputs: Vec<ChoiceOutput>| {
+        let completion_tokens = outputs.iter().map(|o| o.tokens.len()).sum();
+        let choices = outputs
+            .into_iter()
+            .enumerate()
+            .map(|(index, o)| CompletionChoice {
+                index,
+                logprobs: job.logprobs.then(|| {
+                    completion_logprobs(
+                        tokenizer,
+                        &o.tokens,
+                        job.params.top_logprobs,
+                        job.tokens_as_ids,
+                        0,
+                    )
+                }),
+                finish_reason: Some(finish_reason_name(o.finish_reason)),
+                prompt_token_ids: job.return_token_ids.then(|| job.prompt.clone()),
+                token_ids: job.return_token_ids.then(|| o.token_ids()),
+                text: o.text,
+            })
+            .collect();
+        CompletionResponse {
+            id: header.id,
+            object: "text_completion",
+            created: header.created,
+            model: header.model,
+            choices,
+            usage: Some(Usage::new(job.prompt.len(), completion_tokens)),
+            weights_version: header.weights_version,
+        }
+    };
+    run_job(&state, &job, ROUTE, "cmpl", flavor, body).await
 }
 
 /// Stream chunks of the completions endpoint.
 struct CompletionChunks {
     tokenizer: Arc<Tokenizer>,
     job: Job,
-    id: String,
-    created: u64,
-    model: String,
-    weights_version: u64,
+    header: ResponseHeader,
     prompt_ids: Option<Vec<u32>>,
     /// Whether a choice has sent nothing yet (it then carries `prompt_token_ids`).
     first: Vec<bool>,
@@ -127,13 +95,13 @@ struct CompletionChunks {
 impl CompletionChunks {
     fn chunk(&self, choices: Vec<CompletionChoice>, usage: Option<Usage>) -> String {
         serde_json::to_string(&CompletionResponse {
-            id: self.id.clone(),
+            id: self.header.id.clone(),
             object: "text_completion",
-            created: self.created,
-            model: self.model.clone(),
+            created: self.header.created,
+            model: self.header.model.clone(),
             choices,
             usage,
-            weights_version: self.weights_version,
+            weights_version: self.header.weights_version,
         })
         .expect("serializable")
     }

@@ -29,9 +29,11 @@
 #![warn(missing_docs)]
 
 mod api_error;
+mod background;
 mod chat;
 mod completions;
 mod config;
+mod endpoint;
 mod engine;
 mod error;
 mod job;
@@ -45,6 +47,7 @@ mod stream;
 mod text;
 
 pub use api_error::ApiError;
+pub use background::BackgroundServer;
 pub use config::ServerConfig;
 pub use engine::{
     EngineConfig, EngineHandle, EngineStats, EngineStopped, Event, GenerationRequest,

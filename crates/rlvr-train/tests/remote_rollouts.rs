@@ -10,7 +10,7 @@ use std::path::Path;
 
 use burn::tensor::Device;
 use common::{history, tiny_config, trainer};
-use rlvr_serve::{Server, ServerConfig};
+use rlvr_serve::{BackgroundServer, Server, ServerConfig};
 use rlvr_train::rollout_engine::RemoteEngine;
 use rlvr_train::step::rl_step_with_batch;
 use rlvr_train::{RunConfig, RunOptions, train};
@@ -18,52 +18,22 @@ use rlvr_train::{RunConfig, RunOptions, train};
 /// An rlvr-serve server on 127.0.0.1 (port 0) in this process; stops when dropped.
 struct LocalServer {
     base: String,
-    server: Server,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    _runtime: tokio::runtime::Runtime,
+    running: BackgroundServer,
 }
 
 impl LocalServer {
     fn start(model_dir: &Path) -> Self {
         let server =
             Server::from_dir(model_dir, ServerConfig::new("policy"), &Device::flex()).unwrap();
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let serving = server.clone();
-        runtime.spawn(async move {
-            serving
-                .serve(listener, async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
+        let running = BackgroundServer::start(server, "127.0.0.1:0".parse().unwrap(), 2).unwrap();
         Self {
-            base,
-            server,
-            stop: Some(stop),
-            _runtime: runtime,
+            base: running.base_url().to_string(),
+            running,
         }
     }
 
     fn version(&self) -> u64 {
-        self.server.stats().weights_version
-    }
-}
-
-impl Drop for LocalServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.running.server().stats().weights_version
     }
 }
 
@@ -248,7 +218,7 @@ fn rollout_concurrency_bounds_the_servers_batch() {
             ..Default::default()
         };
         train(config, &options).expect("the remote run trains");
-        peaks.push(server.server.stats().peak_batch_rows);
+        peaks.push(server.running.server().stats().peak_batch_rows);
     }
     assert_eq!(peaks[0], 1, "one request in flight: {peaks:?}");
     assert!((2..=4).contains(&peaks[1]), "{peaks:?}");

@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 use burn::module::Module;
 use burn::tensor::Device;
 use rlvr_models::{CausalLm, Tokenizer, load_pretrained};
-use rlvr_serve::{Server, ServerConfig};
+use rlvr_serve::{BackgroundServer, Server, ServerConfig};
 use serde_json::Value;
 
 /// The served model name in tests.
 pub const MODEL_NAME: &str = "tiny";
 
-/// A running server; stops when dropped.
+/// A running server over a tiny model in a temporary directory; stops when dropped.
 pub struct TestServer {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
@@ -27,9 +27,8 @@ pub struct TestServer {
     pub server: Server,
     /// The model directory.
     pub dir: PathBuf,
+    _running: BackgroundServer,
     _tmp: tempfile::TempDir,
-    runtime: tokio::runtime::Runtime,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl TestServer {
@@ -42,32 +41,14 @@ impl TestServer {
         let mut config = ServerConfig::new(MODEL_NAME);
         tweak(&mut config);
         let server = Server::from_dir(&dir, config, &Device::flex()).unwrap();
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(4)
-            .enable_all()
-            .build()
-            .unwrap();
-        let listener = runtime
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-            .unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let serving = server.clone();
-        runtime.spawn(async move {
-            serving
-                .serve(listener, async {
-                    let _ = stopped.await;
-                })
-                .await
-                .unwrap();
-        });
+        let running =
+            BackgroundServer::start(server.clone(), "127.0.0.1:0".parse().unwrap(), 4).unwrap();
         Self {
-            base,
+            base: running.base_url().to_string(),
             server,
             dir,
+            _running: running,
             _tmp: tmp,
-            runtime,
-            stop: Some(stop),
         }
     }
 
@@ -154,15 +135,6 @@ impl TestServer {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let _ = &self.runtime;
     }
 }
 
