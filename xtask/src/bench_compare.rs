@@ -13,6 +13,7 @@ mod report;
 mod runner;
 mod tables;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -25,7 +26,7 @@ use runner::{CpuTicks, run_case};
 const USAGE: &str = "\
 Usage: cargo xtask bench-compare [--rounds N] [--quick] [--only W[,W..]] [--threads N]
                                  [--python PATH] [--model DIR] [--data DIR] [--write-doc]
-                                 [--timeout-s S]
+                                 [--timeout-s S] [--tch]
 
 Workloads: train, generate, optim, math, mbpp, gemm (default: all).
   --rounds N     interleaved rounds per workload (default 3; --quick: 1)
@@ -38,6 +39,9 @@ Workloads: train, generate, optim, math, mbpp, gemm (default: all).
   --data DIR     datasets (default: $RLVR_DATA_DIR, else ../shared/datasets)
   --write-doc    write docs/benchmarks.md even with --quick or --only
   --timeout-s S  kill a run after S seconds and record it as failed (default 1800)
+  --tch          also run the train step on burn's libtorch backend: builds bench_worker with
+                 `--features tch` against the reference Python's torch (2.9.0, the version
+                 tch 0.22 checks; LIBTORCH_USE_PYTORCH=1) and runs it with that torch's lib/
 ";
 
 /// Packages the reference venv gets (`pip install`, PyPI only).
@@ -63,6 +67,8 @@ pub(crate) struct Options {
     pub(crate) out: PathBuf,
     /// Run every subprocess under `taskset -c 0-(threads-1)` (when `threads` < CPUs).
     pub(crate) pin: bool,
+    /// Add a libtorch (`tch`) side to the train step.
+    pub(crate) tch: bool,
 }
 
 const WORKLOADS: [&str; 6] = ["train", "generate", "optim", "math", "mbpp", "gemm"];
@@ -84,6 +90,7 @@ fn parse(args: &[String], root: &Path) -> Result<Options> {
         timeout_s: 1800.0,
         out: root.join("target/bench-compare"),
         pin: false,
+        tch: false,
     };
     let mut rounds = None;
     let mut it = args.iter();
@@ -109,6 +116,7 @@ fn parse(args: &[String], root: &Path) -> Result<Options> {
             "--data" => o.data = value()?.into(),
             "--write-doc" => o.write_doc = true,
             "--timeout-s" => o.timeout_s = value()?.parse().context("--timeout-s")?,
+            "--tch" => o.tch = true,
             "-h" | "--help" => {
                 print!("{USAGE}");
                 std::process::exit(0);
@@ -158,7 +166,14 @@ pub fn run(args: &[String]) -> Result<()> {
         Some(p) => p.clone(),
         None => ensure_venv(&out.join("venv"))?,
     };
-    let worker = build_worker(&root)?;
+    // The libtorch worker first: both builds write target/release/bench_worker, so each is
+    // copied out under its own name.
+    let tch_worker = if opts.tch && opts.wants("train") {
+        Some(build_tch_worker(&root, &out, &python)?)
+    } else {
+        None
+    };
+    let worker = build_worker(&root, &[], &[], &out.join("bin/bench_worker"))?;
     let before = CpuTicks::now();
     std::thread::sleep(std::time::Duration::from_secs(1));
     let busy = CpuTicks::now().others_since(&before, 1.0);
@@ -170,7 +185,7 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let versions = report::versions(&root, &python)?;
 
-    let cases = plan::plan(&opts, &root, &out, &worker, &python)?;
+    let cases = plan::plan(&opts, &root, &out, &worker, tch_worker.as_ref(), &python)?;
     let mut results = Vec::new();
     for case in &cases {
         results.push(run_case(case, &opts)?);
@@ -264,29 +279,96 @@ pub(crate) fn check(cmd: &mut Command) -> Result<()> {
 }
 
 /// Builds `bench_worker` in release mode and returns the executable cargo reports.
-fn build_worker(root: &Path) -> Result<PathBuf> {
+/// Builds `bench_worker` (release) with `features` and `env`, and copies it to `copy_to`.
+fn build_worker(
+    root: &Path,
+    features: &[&str],
+    env: &[(&str, OsString)],
+    copy_to: &Path,
+) -> Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = Command::new(cargo)
-        .current_dir(root)
-        .args([
-            "build",
-            "--release",
-            "-p",
-            "rlvr-benches",
-            "--bin",
-            "bench_worker",
-            "--message-format=json-render-diagnostics",
-        ])
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root).args([
+        "build",
+        "--release",
+        "-p",
+        "rlvr-benches",
+        "--bin",
+        "bench_worker",
+        "--message-format=json-render-diagnostics",
+    ]);
+    if !features.is_empty() {
+        cmd.arg("--features").arg(features.join(","));
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let output = cmd
         .stderr(Stdio::inherit())
         .output()
         .context("could not start cargo")?;
     if !output.status.success() {
         bail!("building bench_worker failed ({})", output.status);
     }
-    String::from_utf8_lossy(&output.stdout)
+    let built = String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|m| m["target"]["name"] == "bench_worker")
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .context("cargo did not report the bench_worker executable")
+        .context("cargo did not report the bench_worker executable")?;
+    if let Some(dir) = copy_to.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::copy(&built, copy_to)
+        .with_context(|| format!("copying {} to {}", built.display(), copy_to.display()))?;
+    Ok(copy_to.to_path_buf())
+}
+
+/// The libtorch build of `bench_worker` and the directory of the shared libraries it needs.
+#[derive(Debug, Clone)]
+pub(crate) struct TchWorker {
+    pub(crate) exe: PathBuf,
+    pub(crate) lib_dir: PathBuf,
+}
+
+/// Builds `bench_worker --features tch` against the torch of `python` (torch-sys finds it
+/// through `LIBTORCH_USE_PYTORCH=1` and the `python` of the venv on `PATH`).
+fn build_tch_worker(root: &Path, out: &Path, python: &Path) -> Result<TchWorker> {
+    let probe = Command::new(python)
+        .args([
+            "-c",
+            "import os, sys, torch; print(sys.prefix); print(os.path.join(os.path.dirname(torch.__file__), 'lib')); print(torch.__version__)",
+        ])
+        .output()
+        .with_context(|| format!("could not start {}", python.display()))?;
+    let text = String::from_utf8_lossy(&probe.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    let [prefix, lib_dir, version] = lines[..] else {
+        bail!(
+            "{} could not import torch: {}",
+            python.display(),
+            String::from_utf8_lossy(&probe.stderr)
+        );
+    };
+    if !version.starts_with("2.9.0") {
+        bail!("--tch needs torch 2.9.0 (tch 0.22's libtorch), found {version} in {prefix}");
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![Path::new(prefix).join("bin")];
+    paths.extend(std::env::split_paths(&path));
+    eprintln!("bench-compare: building bench_worker with libtorch from {prefix} (torch {version})");
+    let exe = build_worker(
+        root,
+        &["tch"],
+        &[
+            ("LIBTORCH_USE_PYTORCH", "1".into()),
+            ("VIRTUAL_ENV", prefix.into()),
+            ("PATH", std::env::join_paths(paths)?),
+        ],
+        &out.join("bin/bench_worker-tch"),
+    )?;
+    Ok(TchWorker {
+        exe,
+        lib_dir: PathBuf::from(lib_dir),
+    })
 }

@@ -6,13 +6,15 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use super::{Options, check};
+use super::{Options, TchWorker, check};
 
 /// One program invocation of one side.
 #[derive(Debug, Clone)]
 pub(crate) struct Side {
     pub(crate) label: &'static str,
     pub(crate) argv: Vec<OsString>,
+    /// Extra environment (the libtorch side's `LD_LIBRARY_PATH`).
+    pub(crate) env: Vec<(OsString, OsString)>,
 }
 
 /// One workload instance (e.g. train step on `d512l8`), with its sides in run order.
@@ -55,6 +57,7 @@ pub(crate) fn plan(
     root: &Path,
     out: &Path,
     worker: &Path,
+    tch: Option<&TchWorker>,
     python: &Path,
 ) -> Result<Vec<Case>> {
     let script = |name: &str| root.join("benches/compare").join(name).into_os_string();
@@ -62,10 +65,12 @@ pub(crate) fn plan(
     let rs = |args: Vec<OsString>| Side {
         label: "rlvr-rs",
         argv: [vec![worker.as_os_str().to_owned()], args].concat(),
+        env: Vec::new(),
     };
     let py = |label: &'static str, name: &str, args: Vec<OsString>| Side {
         label,
         argv: [vec![python.as_os_str().to_owned(), script(name)], args].concat(),
+        env: Vec::new(),
     };
     let mut cases = Vec::new();
 
@@ -110,17 +115,33 @@ pub(crate) fn plan(
                     OsString::from(iters.to_string()),
                 ])
             };
+            let mut sides = vec![
+                rs([argv(["train-step"]), common(&cfg)].concat()),
+                py(
+                    "PyTorch eager",
+                    "train_step.py",
+                    [common(&dir), argv(["--threads", &threads])].concat(),
+                ),
+            ];
+            if let Some(tch) = tch {
+                let args = [
+                    argv(["train-step"]),
+                    common(&cfg),
+                    argv(["--backend", "tch"]),
+                ];
+                sides.push(Side {
+                    label: "rlvr-rs tch",
+                    argv: [vec![tch.exe.clone().into_os_string()], args.concat()].concat(),
+                    env: vec![(
+                        "LD_LIBRARY_PATH".into(),
+                        tch.lib_dir.clone().into_os_string(),
+                    )],
+                });
+            }
             cases.push(Case {
                 workload: "train",
                 name: format!("{shape} B{b}×T{t}"),
-                sides: vec![
-                    rs([argv(["train-step"]), common(&cfg)].concat()),
-                    py(
-                        "PyTorch eager",
-                        "train_step.py",
-                        [common(&dir), argv(["--threads", &threads])].concat(),
-                    ),
-                ],
+                sides,
             });
         }
     }

@@ -140,6 +140,7 @@ fn run_side(side: &Side, opts: &Options, tag: &str) -> Result<Value> {
         c
     };
     let mut child = cmd
+        .envs(side.env.iter().map(|(k, v)| (k, v)))
         .env("RAYON_NUM_THREADS", &n)
         .env("OMP_NUM_THREADS", &n)
         .env("MKL_NUM_THREADS", &n)

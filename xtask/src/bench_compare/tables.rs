@@ -110,6 +110,37 @@ pub(crate) fn train(s: &mut String, doc: &Value, peak: Option<f64>, t: &mut Targ
         );
     }
     let _ = writeln!(s);
+    tch_backend(s, &list);
+}
+
+/// The libtorch side of the train step (`--tch`), when it ran: burn's two CPU backends against
+/// PyTorch on the same workload.
+fn tch_backend(s: &mut String, list: &[&Value]) {
+    if !list.iter().any(|c| side(c, "rlvr-rs tch").is_some()) {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "The same train step on burn's libtorch backend (`--tch`: `bench_worker` built with \
+         `--features tch` against the reference venv's torch, `train-step --backend tch`), tokens/s:\n\n\
+         | config | rlvr-rs flex | rlvr-rs tch | PyTorch eager | flex ÷ PyTorch | tch ÷ PyTorch |\n\
+         |---|---|---|---|---|---|"
+    );
+    for case in list {
+        let py = med(case, "PyTorch eager", "value");
+        let value = |label| side(case, label).and_then(|x| stats(x, "value"));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} |",
+            case["name"].as_str().unwrap_or(""),
+            cell(value("rlvr-rs")),
+            cell(value("rlvr-rs tch")),
+            cell(value("PyTorch eager")),
+            ratio_cell(ratio(med(case, "rlvr-rs", "value"), py)),
+            ratio_cell(ratio(med(case, "rlvr-rs tch", "value"), py)),
+        );
+    }
+    let _ = writeln!(s);
 }
 
 pub(crate) fn generate(s: &mut String, doc: &Value, t: &mut Targets) {

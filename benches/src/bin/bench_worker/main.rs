@@ -47,6 +47,10 @@ enum Command {
         /// Timed steps.
         #[arg(long, default_value_t = 3)]
         iters: usize,
+        /// `flex` (burn's pure-Rust CPU backend) or `tch` (libtorch's CPU kernels; needs a build
+        /// with `--features tch`).
+        #[arg(long, default_value = "flex")]
+        backend: String,
     },
     /// Batched sampling (T = 1, no top-k/p, no stop tokens) with a KV cache; new tokens/s.
     Generate {
@@ -144,7 +148,8 @@ fn run() -> Result<Value> {
             seq,
             warmup,
             iters,
-        } => model::train_step(&config, batch, seq, warmup, iters)?,
+            backend,
+        } => model::train_step(&config, batch, seq, warmup, iters, &backend)?,
         Command::Generate {
             model,
             config,

@@ -53,22 +53,39 @@ fn ids(b: usize, t: usize, vocab: usize, device: &Device) -> Tensor<2, Int> {
     Tensor::from_data(TensorData::new(data, [b, t]), device)
 }
 
+/// The CPU device of a backend name: `flex` (burn's pure-Rust backend), or `tch` (libtorch's
+/// CPU kernels through burn-tch, in a build with `--features tch`).
+fn cpu_device(backend: &str) -> Result<Device> {
+    match backend {
+        "flex" => Ok(Device::flex()),
+        // burn-tch is deprecated upstream; it stays here as the libtorch point of comparison.
+        #[cfg(feature = "tch")]
+        #[allow(deprecated)]
+        "tch" => Ok(Device::libtorch()),
+        #[cfg(not(feature = "tch"))]
+        "tch" => bail!("backend `tch` needs bench_worker built with `--features tch`"),
+        other => bail!("unknown backend `{other}` (flex, tch)"),
+    }
+}
+
 fn read_config(path: &Path) -> Result<ModelConfig> {
     ModelConfig::from_file(path).with_context(|| format!("reading {}", path.display()))
 }
 
 /// `iters` timed training steps after `warmup` untimed ones: per-token log-probs of the batch
 /// ([`token_logprobs_only`]: LM head on positions `0..T-1`, log-softmax, gather), mean negative
-/// log-likelihood, `backward`, AdamW (lr 1e-4, betas 0.9/0.999, eps 1e-8, wd 0.01).
+/// log-likelihood, `backward`, AdamW (lr 1e-4, betas 0.9/0.999, eps 1e-8, wd 0.01), on the
+/// CPU backend named by `backend` ([`cpu_device`]).
 pub fn train_step(
     config: &Path,
     batch: usize,
     seq: usize,
     warmup: usize,
     iters: usize,
+    backend: &str,
 ) -> Result<Value> {
     let config = read_config(config)?;
-    let device = Device::flex().autodiff();
+    let device = cpu_device(backend)?.autodiff();
     device.seed(0);
     let mut model = CausalLm::try_new(&config, &device)?;
     let mut optim = OptimizerConfig::Adamw(AdamwConfig::default()).init(&model)?;
@@ -102,6 +119,7 @@ pub fn train_step(
         "flops_per_s": flops_per_token * tokens / step_s,
         "params": model.num_params(),
         "batch": batch, "seq": seq,
+        "backend": backend,
         "loss": losses,
     }))
 }

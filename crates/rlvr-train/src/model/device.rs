@@ -9,6 +9,7 @@ pub fn default_device() -> Device {
     #[cfg(feature = "cuda")]
     let device = Device::cuda(0);
     #[cfg(all(feature = "tch", not(feature = "cuda")))]
+    #[allow(deprecated)] // burn-tch is deprecated upstream; still the libtorch backend of 0.22
     let device = Device::libtorch();
     #[cfg(not(any(feature = "cuda", feature = "tch")))]
     let device = Device::flex();
