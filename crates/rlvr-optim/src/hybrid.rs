@@ -41,16 +41,16 @@ impl RlvrOptimizer {
         &self.inner
     }
 
-    /// The optimizer state (momenta, moments, step counts) as burnpack bytes.
+    /// The optimizer state (momenta, moments, step counts) as burnpack bytes, in burn's buffer
+    /// (it derefs to `[u8]`; not copied into a `Vec`: AdamW's state is twice the weights).
     ///
     /// # Errors
     /// [`Error::State`] when burn cannot serialise the record.
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let bytes = self.inner.into_bytes().map_err(|e| Error::State {
+    pub fn to_bytes(&self) -> Result<Bytes> {
+        self.inner.into_bytes().map_err(|e| Error::State {
             action: "save",
             reason: e.to_string(),
-        })?;
-        Ok(bytes.to_vec())
+        })
     }
 
     /// Replaces the optimizer state with one saved by [`to_bytes`](Self::to_bytes) of an

@@ -253,7 +253,7 @@ impl Trainer {
             }
             let bytes = self.optimizer.to_bytes()?;
             let path = dir.join("optimizer.bin");
-            std::fs::write(&path, bytes).map_err(|e| Error::io(&path, e))?;
+            std::fs::write(&path, &*bytes).map_err(|e| Error::io(&path, e))?;
             // Prompts drawn for prefetched rounds are not trained on yet: a resumed run draws
             // them again.
             let mut state = self.state.clone();
