@@ -38,6 +38,9 @@ pub struct Sample {
     /// Per-token additions to `advantage`, one per response token (SRaR's step offsets); empty
     /// when no stage sets them.
     pub token_offsets: Vec<f32>,
+    /// The dense code reward's localized penalties (character spans of `text`), filled by the
+    /// verify stage; empty for every other verifier (`step/exec_credit.rs` maps them to tokens).
+    pub penalty_spans: Vec<rlvr_verifiers::PenaltySpan>,
 }
 
 impl Sample {
@@ -63,6 +66,7 @@ impl Sample {
             extracted: None,
             advantage: 0.0,
             token_offsets: Vec::new(),
+            penalty_spans: Vec::new(),
         }
     }
 }

@@ -64,6 +64,9 @@ pub fn verify_texts(
 /// `passed` and `extracted` on each, returns the rewards, and counts failures in `m`. A
 /// `composite` verifier's part rewards are logged as `reward/part/<name>`: the mean over every
 /// sample the step scored (all dynamic-sampling rounds), whose count is `verify/part_samples`.
+/// The dense code reward's penalty spans go on the samples; its analyzer time
+/// (`time/dense_analyze_s`, summed over samples) and finding count (`dense/findings`, over
+/// `dense/samples`) are added to `m`.
 pub fn score(
     verifier: &Arc<dyn Verifier>,
     config: &VerifierConfig,
@@ -87,6 +90,7 @@ pub fn score(
     let mut rewards = vec![0.0f32; samples.len()];
     let (mut errors, mut timeouts) = (samples.len() - idx.len(), 0usize);
     let mut part_sums: Vec<(String, f64, usize)> = Vec::new();
+    let mut dense = (0.0f64, 0usize, 0usize);
     for (i, v) in idx.into_iter().zip(verdicts) {
         for p in &v.parts {
             match part_sums.iter_mut().find(|(name, ..)| *name == p.name) {
@@ -99,6 +103,14 @@ pub fn score(
         }
         samples[i].passed = v.passed;
         samples[i].extracted = v.extracted.clone();
+        samples[i].penalty_spans.clone_from(&v.penalties);
+        if let Some(d) = v.details.get("dense") {
+            // The dense code reward: its analyzer's time (summed over the step's samples) and
+            // its localized findings.
+            dense.0 += d["analyze_s"].as_f64().unwrap_or(0.0);
+            dense.1 += d["findings"].as_array().map_or(0, Vec::len);
+            dense.2 += 1;
+        }
         match v.outcome {
             Outcome::Timeout => timeouts += 1,
             // A program that crashed, or a verifier that could not judge (a bad reply of a
@@ -116,6 +128,11 @@ pub fn score(
         eprintln!(
             "verify: {errors} errors and {timeouts} timeouts this step; those samples get reward 0"
         );
+    }
+    if dense.2 > 0 {
+        *m.entry("time/dense_analyze_s".into()).or_default() += dense.0;
+        *m.entry("dense/findings".into()).or_default() += dense.1 as f64;
+        *m.entry("dense/samples".into()).or_default() += dense.2 as f64;
     }
     *m.entry("verify/errors".into()).or_default() += errors as f64;
     *m.entry("verify/timeouts".into()).or_default() += timeouts as f64;

@@ -58,6 +58,11 @@ pub struct CodeConfig {
     /// server's kill and the transfer).
     #[serde(default)]
     pub request_timeout_s: Option<f64>,
+    /// The execution-aware dense code reward (`[verifier.dense]`, [`crate::dense`]): syntax,
+    /// tests, style, security and execution components with per-line penalties. Off when
+    /// absent. Local backend only, with `reward = "fraction"`.
+    #[serde(default)]
+    pub dense: Option<crate::dense::DenseConfig>,
 }
 
 /// Largest accepted wall-clock limit of one run, seconds.
@@ -76,6 +81,7 @@ impl Default for CodeConfig {
             backend: CodeBackend::default(),
             sandbox_url: None,
             request_timeout_s: None,
+            dense: None,
         }
     }
 }
@@ -105,6 +111,36 @@ impl CodeConfig {
         Duration::from_secs_f64(t)
     }
 
+    /// Checks `[verifier.dense]` when it is set: its knobs ([`crate::DenseConfig::validate`]),
+    /// the local backend (the analyzer and the traceback lines run in the local sandbox) and
+    /// `reward = "fraction"` (r_func is the fraction of tests passed).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidConfig`] naming the key.
+    pub fn check_dense(&self) -> crate::Result<()> {
+        let Some(dense) = &self.dense else {
+            return Ok(());
+        };
+        dense.validate()?;
+        let refuse = |reason: &str| crate::Error::InvalidConfig {
+            field: "verifier.dense".into(),
+            reason: reason.into(),
+        };
+        if self.backend != CodeBackend::Local {
+            return Err(refuse(
+                "the dense code reward needs backend = \"local\" (its analyzer and the \
+                 traceback lines run in the local sandbox)",
+            ));
+        }
+        if self.reward != RewardMode::Fraction {
+            return Err(refuse(
+                "the dense code reward's r_func is the fraction of tests passed; \
+                 reward = \"all_or_nothing\" would be ignored",
+            ));
+        }
+        Ok(())
+    }
+
     /// Validates the knobs, finds the interpreter and probes the isolation.
     ///
     /// # Errors
@@ -122,6 +158,7 @@ impl CodeConfig {
                 reason: format!("{} must be in (0, 3600]", self.timeout_s),
             });
         }
+        self.check_dense()?;
         if self.backend == CodeBackend::Local {
             return Ok(CodeVerifier {
                 config: self.clone(),
@@ -201,19 +238,31 @@ impl CodeVerifier {
 /// The program in a response: the last ```` ```python ```` / ```` ```py ```` block, else the last
 /// fenced block, else the whole text.
 pub fn extract_program(response: &str) -> String {
-    let mut blocks: Vec<(String, String)> = Vec::new();
+    extract_program_at(response).1
+}
+
+/// [`extract_program`] and the byte offset in `response` where the program starts (0 for the
+/// whole text): line `k` of the program is line `k` of `response[offset..]`, which is how the
+/// dense code reward maps a program line back to characters of the response.
+pub fn extract_program_at(response: &str) -> (usize, String) {
+    let mut blocks: Vec<(String, usize, String)> = Vec::new();
     let mut rest = response;
     while let Some(start) = rest.find("```") {
         let after = &rest[start + 3..];
         let (lang, body) = after.split_once('\n').unwrap_or((after, ""));
+        let at = response.len() - body.len();
         match body.find("```") {
             Some(end) => {
-                blocks.push((lang.trim().to_ascii_lowercase(), body[..end].to_string()));
+                blocks.push((
+                    lang.trim().to_ascii_lowercase(),
+                    at,
+                    body[..end].to_string(),
+                ));
                 rest = &body[end + 3..];
             }
             None => {
                 // An unclosed block (a truncated generation) still holds the program.
-                blocks.push((lang.trim().to_ascii_lowercase(), body.to_string()));
+                blocks.push((lang.trim().to_ascii_lowercase(), at, body.to_string()));
                 break;
             }
         }
@@ -221,10 +270,10 @@ pub fn extract_program(response: &str) -> String {
     let python = blocks
         .iter()
         .rev()
-        .find(|(l, _)| l == "python" || l == "py" || l == "python3");
+        .find(|(l, ..)| l == "python" || l == "py" || l == "python3");
     match python.or(blocks.last()) {
-        Some((_, body)) => body.clone(),
-        None => response.to_string(),
+        Some((_, at, body)) => (*at, body.clone()),
+        None => (0, response.to_string()),
     }
 }
 
@@ -256,6 +305,11 @@ pub(crate) struct Report {
     pub(crate) done: bool,
     /// The first protocol violation, if any (reward 0).
     pub(crate) violation: Option<String>,
+    /// Traceback lines the checker reported (`tb <index|load> <line>`, local backend): the test
+    /// (`None` for the load) that failed on an exception of the program, and the line of the
+    /// program it was raised at as the runner reported it (0 = unknown). The runner is the
+    /// program's process, so the line is a hint that the dense reward range-checks.
+    pub(crate) tracebacks: Vec<(Option<usize>, usize)>,
 }
 
 /// The last 1,500 characters of a program's output, for a verdict's details (both backends).
@@ -382,6 +436,21 @@ fn parse_report(channel: &[u8], nonce: &str, n: usize) -> Report {
                 }
             }
             Some("test") if r.hello.is_some() => r.record_test(f),
+            Some("tb") if r.hello.is_some() => {
+                let test = match f.next() {
+                    Some("load") => Some(None),
+                    Some(i) => i.parse::<usize>().ok().filter(|&i| i < n).map(Some),
+                    None => None,
+                };
+                match (
+                    test,
+                    f.next().and_then(|v| v.parse::<usize>().ok()),
+                    f.next(),
+                ) {
+                    (Some(test), Some(line), None) => r.tracebacks.push((test, line)),
+                    _ => r.fail("malformed tb line".into()),
+                }
+            }
             Some("done") if r.hello.is_some() && f.next().is_none() => r.done = true,
             Some("violation") => {
                 r.fail(f.collect::<Vec<_>>().join(" "));
@@ -409,7 +478,11 @@ impl CodeVerifier {
         if n == 0 {
             return Verdict::zero(Outcome::Error, "reference has no tests");
         }
-        let program = format!("{}{}", r.prefix, extract_program(response));
+        let (at, body) = extract_program_at(response);
+        if let (Some(dense), Some(sandbox)) = (&self.config.dense, &self.sandbox) {
+            return crate::dense::verify_dense(self, sandbox, dense, response, at, &body, r);
+        }
+        let program = format!("{}{}", r.prefix, body);
         let nonce = nonce();
         let sandbox = match (&self.sandbox, &self.remote) {
             (Some(s), _) => s,
@@ -418,6 +491,19 @@ impl CodeVerifier {
             }
             (None, None) => return Verdict::zero(Outcome::Error, "code verifier has no backend"),
         };
+        self.run_local(sandbox, program, r, &nonce).0
+    }
+
+    /// One run of `program` against `r`'s tests in the local sandbox: the verdict and the
+    /// checker's parsed report.
+    pub(crate) fn run_local(
+        &self,
+        sandbox: &Sandbox,
+        program: String,
+        r: &CodeReference,
+        nonce: &str,
+    ) -> (Verdict, Report) {
+        let n = r.num_tests();
         let spec = json!({
             "nonce": nonce,
             "program": program,
@@ -429,9 +515,9 @@ impl CodeVerifier {
         });
         let out = match sandbox.check(spec.to_string().as_bytes(), self.run_limit(r)) {
             Ok(out) => out,
-            Err(e) => return Verdict::zero(Outcome::Error, e.to_string()),
+            Err(e) => return (Verdict::zero(Outcome::Error, e.to_string()), Report::new(n)),
         };
-        let report = parse_report(&out.channel, &nonce, n);
+        let report = parse_report(&out.channel, nonce, n);
         let iso = sandbox.isolation();
         // The runner confirms the kernel's view before the program exists; a run whose filter
         // is not in force is the verifier's failure, not the program's.
@@ -464,7 +550,8 @@ impl CodeVerifier {
             "stderr_tail": tail(&out.program.stderr),
             "checker_stderr_tail": tail(&out.checker.stderr),
         });
-        Verdict::new(reward, outcome, Some(program), details)
+        let verdict = Verdict::new(reward, outcome, Some(program), details);
+        (verdict, report)
     }
 }
 
@@ -498,5 +585,16 @@ mod tests {
             "b\n"
         );
         assert_eq!(extract_program("```python\ndef f(): pass"), "def f(): pass");
+    }
+
+    #[test]
+    fn program_offset_points_at_the_block_body() {
+        let r = "Sure:\n```python\nx = 1\n```\n";
+        let (at, p) = extract_program_at(r);
+        assert_eq!((at, p.as_str()), (16, "x = 1\n"));
+        assert!(r[at..].starts_with(&p));
+        assert_eq!(extract_program_at("x = 1"), (0, "x = 1".to_string()));
+        let (at, p) = extract_program_at("```\na\n```\n```py\nb\n```");
+        assert_eq!((at, p.as_str()), (16, "b\n"));
     }
 }

@@ -16,6 +16,8 @@
 //! - [`external`]: rewards written in any language: a program fed JSON Lines
 //!   ([`external::command`]) or a remote reward service ([`external::http`]).
 //! - [`composite`]: a weighted sum of other verifiers, each part's reward in the verdict.
+//! - [`dense`]: the execution-aware dense code reward (syntax, tests, style, security,
+//!   execution) with per-line penalties for token credit, on the code verifier.
 //!
 //! [`VerifierConfig`] is the TOML registry (`[verifier] kind = "math"`), and [`verify_batch`]
 //! scores a batch in parallel with a per-item time limit.
@@ -35,6 +37,7 @@ mod batch;
 pub mod code;
 pub mod composite;
 mod config;
+pub mod dense;
 mod error;
 pub mod external;
 mod jsonl;
@@ -52,11 +55,12 @@ pub use batch::verify_batch;
 pub use code::{CodeBackend, CodeConfig, CodeVerifier, RewardMode};
 pub use composite::{CompositeConfig, CompositeVerifier, PartConfig};
 pub use config::VerifierConfig;
+pub use dense::{Component, DenseConfig};
 pub use error::{Error, Result};
 pub use external::{CommandConfig, CommandVerifier, HttpConfig, HttpVerifier};
 pub use jsonl::read_jsonl;
 pub use math::{MathConfig, MathVerifier};
 pub use reference::{CodeReference, IoCase, Kind, Reference};
 pub use rubric::{Criterion, CriterionKind, RubricConfig, RubricVerifier};
-pub use verdict::{Outcome, PartVerdict, RewardMap, Verdict};
+pub use verdict::{Outcome, PartVerdict, PenaltySpan, RewardMap, Verdict};
 pub use verifier::Verifier;

@@ -50,6 +50,29 @@ pub struct Verdict {
     /// the trainer logs as `reward/part/<name>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartVerdict>,
+    /// Localized penalties of the dense code reward ([`crate::dense`]): character spans of the
+    /// response, each with the amount to spread over the tokens that overlap it (empty for
+    /// every other verifier).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub penalties: Vec<PenaltySpan>,
+}
+
+/// One localized diagnostic of the dense code reward (methods-extra §9, "token mapping"):
+/// −κ·w_c on the characters of the response that hold the program line the finding names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PenaltySpan {
+    /// The component the finding lowers: `syntax`, `style`, `security` or `exec`.
+    pub component: String,
+    /// The rule (`E501`, `B307`, `SyntaxError`, `ZeroDivisionError`, ...).
+    pub rule: String,
+    /// The line of the extracted program (1-based; 0 = the whole program).
+    pub line: usize,
+    /// First character (Unicode scalar index) of the span in the response.
+    pub char_start: usize,
+    /// One past its last character.
+    pub char_end: usize,
+    /// The penalty, ≤ 0: −κ·w_c, to be split evenly over the tokens that overlap the span.
+    pub penalty: f32,
 }
 
 /// One part's result inside a `composite` [`Verdict`].
@@ -85,6 +108,7 @@ impl Verdict {
             extracted,
             details,
             parts: Vec::new(),
+            penalties: Vec::new(),
         }
     }
 

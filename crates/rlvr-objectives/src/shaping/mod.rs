@@ -19,6 +19,7 @@ pub mod oppo;
 mod pipeline;
 pub mod pow3r;
 pub mod relex;
+pub mod span_credit;
 pub mod srar;
 mod stats;
 pub mod tmn;
@@ -38,6 +39,7 @@ pub use lampo::{LampoConfig, lampo_advantages, pair_weight, rouge_l_f1};
 pub use oppo::{OppoConfig, OppoStats, OppoTrace, oppo, oppo_token_advantages};
 pub use pow3r::{Pow3rConfig, Pow3rOutput, RubricSpec, pow3r};
 pub use relex::{RelexConfig, RelexFit, relex_fit};
+pub use span_credit::span_token_offsets;
 pub use srar::{
     RubricItemKind, SrarConfig, StepJudgment, StepOffset, format_reward, srar_offsets, step_deltas,
     step_headers, token_offsets,

@@ -21,7 +21,32 @@ impl RunConfig {
         self.check_stages()?;
         self.check_engine()?;
         self.check_frozen_dtype()?;
+        self.check_dense()?;
         self.check_lora()
+    }
+
+    /// `[verifier.dense]` (the dense code reward): its knobs, and a place where its line
+    /// penalties reach the tokens (the top-level code verifier, not a composite part).
+    fn check_dense(&self) -> Result<()> {
+        use rlvr_verifiers::VerifierConfig;
+        match &self.verifier {
+            VerifierConfig::Code(c) => c.check_dense().map_err(|e| Error::Config(e.to_string())),
+            VerifierConfig::Composite(c) => {
+                for (i, p) in c.parts.iter().enumerate() {
+                    if let VerifierConfig::Code(code) = &p.verifier
+                        && code.dense.is_some()
+                    {
+                        return Err(Error::Config(format!(
+                            "verifier.parts[{i}].dense: the dense code reward's line penalties \
+                             reach the tokens only from the top-level code verifier: use \
+                             [verifier] kind = \"code\" with [verifier.dense]"
+                        )));
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The remote rollout engine's keys: endpoints it can reach with this client, positive

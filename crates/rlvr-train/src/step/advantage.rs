@@ -8,6 +8,7 @@ use rlvr_objectives::reward_shaping::ShapingInput;
 use rlvr_objectives::shaping::token_offsets;
 use rlvr_objectives::{StageInput, kl};
 
+use super::exec_credit;
 use super::rollout::Rollouts;
 use super::srar_judge::step_judgments;
 use super::token_credit;
@@ -85,8 +86,9 @@ fn shape_rewards(
 /// The `[stages]` pipeline (reward composition, estimator, shapers; rlvr-objectives'
 /// `StagesConfig::apply`, which advances the stages' state once). Returns per-sequence
 /// advantages times loss weights, and per sample its per-token advantage offsets (SRaR's step
-/// offsets mapped to response tokens plus the stages' token offsets (CEPO, OPPO), times the
-/// same loss weight; empty without them).
+/// offsets mapped to response tokens plus the stages' token offsets (CEPO, OPPO) plus the dense
+/// code reward's line penalties (`exec_credit.rs`), times the same loss weight; empty without
+/// them).
 fn apply_stages(
     tr: &mut Trainer,
     samples: &[Sample],
@@ -144,28 +146,33 @@ fn apply_stages(
     for (k, v) in &out.metrics {
         m.insert(format!("stages/{k}"), *v);
     }
+    let penalties = exec_credit::offsets(&tr.tokenizer, samples, m)?;
     let offsets: Vec<Vec<f32>> = samples
         .iter()
         .zip(&out.step_offsets)
         .zip(&out.token_offsets)
         .zip(&out.weights)
-        .map(|(((s, spans), tokens), w)| {
+        .zip(&penalties)
+        .map(|((((s, spans), tokens), w), exec)| {
             let mut o = if spans.is_empty() {
                 Vec::new()
             } else {
                 token_offsets(spans, s.text.chars().count(), s.response.len())
             };
-            if o.is_empty() {
-                o.clone_from(tokens);
-            } else {
-                o.iter_mut().zip(tokens).for_each(|(a, b)| *a += b);
+            for add in [tokens, exec] {
+                if o.is_empty() {
+                    o.clone_from(add);
+                } else if !add.is_empty() {
+                    o.iter_mut().zip(add).for_each(|(a, b)| *a += b);
+                }
             }
             o.iter_mut().for_each(|x| *x *= w);
             o
         })
         .collect();
     let stages = &tr.config.stages;
-    if stages.srar.is_some() || stages.cepo.is_some() || stages.oppo.is_some() {
+    let dense = penalties.iter().any(|p| !p.is_empty());
+    if stages.srar.is_some() || stages.cepo.is_some() || stages.oppo.is_some() || dense {
         let tokens: usize = samples.iter().map(|s| s.response.len()).sum();
         let sum: f64 = offsets.iter().flatten().map(|x| f64::from(x.abs())).sum();
         m.insert(

@@ -5,7 +5,8 @@
 //!    more);
 //! 2. [`advantage`]: reward shaping → the `[stages]` pipeline (the objective's own estimator
 //!    when every stage is off) → per-sample advantages and token offsets (SRaR's steps; CEPO's
-//!    and OPPO's from [`conditioned`] passes of the policy, [`token_credit`]);
+//!    and OPPO's from [`conditioned`] passes of the policy, [`token_credit`]; the dense code
+//!    reward's line penalties, [`exec_credit`]);
 //!    With `rollout.max_staleness` > 0 the first round may come from [`prefetch`], sampled
 //!    during an earlier step's update;
 //! 3. [`update`]: per mini-batch (split by [`micro_batch`] for gradient accumulation),
@@ -14,6 +15,7 @@
 
 pub mod advantage;
 pub mod conditioned;
+pub mod exec_credit;
 pub mod micro_batch;
 pub mod prefetch;
 pub mod rollout;

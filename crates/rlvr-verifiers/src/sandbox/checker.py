@@ -1,7 +1,9 @@
 # Trusted checker of rlvr-verifiers, run as `python3 -I -S -c CHECKER` in its own process (never
 # the candidate's). It reads its job and the run's nonce from stdin, runs the tests, setup code
-# and HumanEval `check` itself, and reports on fd 5 as "<nonce> test <index> <0|1> <name> <msg>",
-# then "<nonce> done" (or "<nonce> violation <reason>").
+# and HumanEval `check` itself, and reports on fd 5 as "<nonce> test <index> <0|1> <name> <msg>"
+# (followed by "<nonce> tb <index> <line>" when the test failed on an exception of the program,
+# raised at that line of the program; "tb load <line>" for a failed load), then "<nonce> done"
+# (or "<nonce> violation <reason>").
 #
 # The candidate's program lives in another process (the runner, behind the OS sandbox). Every name
 # the program defines is a `Remote` here: calling it, reading an attribute, indexing or iterating
@@ -291,7 +293,7 @@ def _main():
     def fields(obj):
         # `pairs` turned every JSON object into a (key, value) tuple; a reply is a JSON object
         # with several keys, which the strict decoder refuses, so replies are JSON lists:
-        # [id, "v", value] / [id, "v", value, mutations] / [id, "exc", name, message].
+        # [id, "v", value] / [id, "v", value, mutations] / [id, "exc", name, message, line].
         if type(obj) is not list or len(obj) < 3 or type(obj[0]) is not int:
             violation("bad_reply_shape")
         return obj
@@ -321,8 +323,9 @@ def _main():
                         violation("bad_mutations")
                 out["m"] = reply[3]
             return out
-        if kind == "exc" and len(reply) == 4 and type(reply[2]) is str and type(reply[3]) is str:
-            return {"exc": reply[2], "msg": reply[3]}
+        if (kind == "exc" and len(reply) in (4, 5) and type(reply[2]) is str
+                and type(reply[3]) is str and (len(reply) == 4 or type(reply[4]) is int)):
+            return {"exc": reply[2], "msg": reply[3], "line": reply[4] if len(reply) == 5 else 0}
         violation("bad_reply_kind")
 
     def result(reply):
@@ -330,7 +333,9 @@ def _main():
             cls = getattr(builtins, reply["exc"], None)
             if not (isinstance(cls, type) and issubclass(cls, Exception)):
                 cls = RuntimeError
-            raise cls("from the program: %s: %s" % (clean(reply["exc"], 40), printable(reply["msg"])))
+            err = cls("from the program: %s: %s" % (clean(reply["exc"], 40), printable(reply["msg"])))
+            err._rlvr_line = max(0, reply["line"])
+            raise err
         return dec(reply["v"])
 
     def finish():
@@ -388,6 +393,8 @@ def _main():
         if violated:
             return
         report("test %d %d %s %s" % (index, ok, clean(name, 60), printable(msg) or "-"))
+        if not ok and type(getattr(msg, "_rlvr_line", None)) is int:
+            report("tb %d %d" % (index, msg._rlvr_line))
 
     io_cases = spec.get("io_cases") or []
     program = spec["program"]
@@ -407,6 +414,8 @@ def _main():
                 break
             except BaseException as e:
                 report("test %d 0 %s %s" % (k, clean(type(e).__name__, 60), printable(e) or "-"))
+                if type(getattr(e, "_rlvr_line", None)) is int:
+                    report("tb %d %d" % (k, e._rlvr_line))
         finish()
         return
 
@@ -416,6 +425,7 @@ def _main():
     try:
         reply = rpc({"op": "load", "program": program, "name": "solution"})
         if "exc" in reply:
+            report("tb load %d" % max(0, reply["line"]))
             violation("load:" + clean(reply["exc"], 40))
         names = reply["v"]
         if type(names) is not list:

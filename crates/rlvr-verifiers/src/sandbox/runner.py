@@ -216,7 +216,19 @@ def _boot():
                 msg = str(e)[:300]
             except BaseException:
                 msg = ""
-            reply = [rid, "exc", type(e).__name__, msg]
+            # The deepest frame of the program's own code: the traceback line the dense code
+            # reward localizes (a hint only: the checker range-checks it, and a program that
+            # forges it only moves its own penalty).
+            line = 0
+            try:
+                tb = e.__traceback__
+                while tb is not None:
+                    if tb.tb_frame.f_code.co_filename == "<program>":
+                        line = tb.tb_lineno
+                    tb = tb.tb_next
+            except BaseException:
+                line = 0
+            reply = [rid, "exc", type(e).__name__, msg, line if type(line) is int else 0]
         try:
             send(reply)
         except BaseException as e:
