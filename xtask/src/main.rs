@@ -6,6 +6,7 @@
 mod bench_compare;
 mod gen_chat_data;
 mod gen_data;
+mod plexrl;
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
@@ -34,6 +35,8 @@ Tasks:
   gen-data         regenerate the bundled tasks in datasets/arith/ and datasets/arith-chat/
   bench-compare [ARGS]  rlvr-rs side by side with PyTorch / math-verify; writes docs/benchmarks.md
                    (--rounds N, --quick, --only W[,W..]; see `cargo xtask bench-compare --help`)
+  plexrl [ARGS]    PlexRL cluster-multiplexing simulator on measured step timelines
+                   (see `cargo xtask plexrl --help`)
   ci               what CI checks: fmt, clippy -D warnings, the test suite, the real-data checks
 ";
 
@@ -67,6 +70,7 @@ fn run() -> Result<()> {
             gen_chat_data::write(&datasets.join("arith-chat"))
         }
         "bench-compare" => bench_compare::run(&rest),
+        "plexrl" => plexrl::run(&rest),
         "ci" => ci(),
         other => bail!("unknown task `{other}`\n\n{TASKS}"),
     }
