@@ -75,6 +75,8 @@ impl Owned {
             cepo_delta: None,
             token_logp: None,
             oracle_logp: None,
+            hint_logp: None,
+            run_steps: 0,
         }
     }
 }

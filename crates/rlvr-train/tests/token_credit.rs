@@ -1,5 +1,5 @@
-//! The token-credit stages in the real loop: CEPO (`[stages.cepo]`) and OPPO (`[stages.oppo]`)
-//! run their conditioned passes, emit their own metrics and change the update against the
+//! The token-credit stages in the real loop: CEPO (`[stages.cepo]`), OPPO (`[stages.oppo]`) and
+//! AMR-SD (`[stages.amr_sd]`, with its reflection) run their conditioned passes, emit their own metrics and change the update against the
 //! baseline; their knobs are live; bad values are refused when the config loads, naming the key.
 //!
 //! The task is one-digit sums (`common::sums_sets`: two steps, mixed groups).
@@ -96,6 +96,104 @@ fn oppo_is_live() {
     assert!(get(&clipped[0], "stages/shaping/oppo_clip_frac") > 0.5);
 }
 
+/// AMR-SD's live run: thresholds 0 so that every token with the right CIG sign is gated, short
+/// reflections (the tiny model writes one- or two-character hints).
+const AMR: &str = "tau_pos = 0.0, tau_neg = 0.0, hint_max_tokens = 8";
+
+fn amr_sd() -> &'static [Metrics] {
+    static RUN: OnceLock<Vec<Metrics>> = OnceLock::new();
+    RUN.get_or_init(|| run(&[&format!("stages.amr_sd={{ {AMR} }}")]))
+}
+
+/// AMR-SD reflects on the mixed groups' rollouts at step 0, scores the accepted hints, gates
+/// tokens and moves the update; with K_anneal = half of the two steps λ is 0 at step 1 and
+/// nothing is generated.
+#[test]
+fn amr_sd_is_live() {
+    let h = amr_sd();
+    assert_live(h, baseline(), "amr_sd");
+    let m = &h[0];
+    assert_eq!(get(m, "stages/shaping/amr_sd_lambda"), 0.5);
+    let reflections = get(m, "token_credit/amr_sd_reflections");
+    assert!(reflections > 0.0 && reflections % 4.0 == 0.0, "{m:?}");
+    let hinted = get(m, "stages/shaping/amr_sd_hint_rows");
+    assert!(hinted > 0.0, "{m:?}");
+    assert_eq!(get(m, "token_credit/amr_sd_scored_rows"), hinted);
+    assert_eq!(
+        hinted
+            + get(m, "token_credit/amr_sd_leak_dropped")
+            + get(m, "token_credit/amr_sd_empty_dropped"),
+        reflections,
+        "every reflection is accepted or dropped: {m:?}"
+    );
+    assert!(get(m, "stages/shaping/amr_sd_gated_frac") > 0.0, "{m:?}");
+    assert!(get(m, "stages/shaping/amr_sd_m_mean") > 1.0, "{m:?}");
+    assert!(get(m, "advantage/token_offset_abs_mean") > 0.0);
+    assert!(get(m, "time/amr_sd_reflection_s") > 0.0);
+    assert_eq!(get(&h[1], "stages/shaping/amr_sd_lambda"), 0.0);
+    assert!(!h[1].contains_key("token_credit/amr_sd_reflections"));
+}
+
+/// Every AMR-SD knob changes the run against the live one (the update, or what the
+/// reflection did).
+#[test]
+fn amr_sd_knobs_are_live() {
+    let h = amr_sd();
+    // The live run's settings with `knob` in place of its own value of that key.
+    let with = |knob: &str| {
+        let key = knob.split('=').next().unwrap().trim();
+        let mut keys: Vec<&str> = AMR
+            .split(", ")
+            .filter(|kv| kv.split('=').next().unwrap().trim() != key)
+            .collect();
+        keys.push(knob);
+        run(&[&format!("stages.amr_sd={{ {} }}", keys.join(", "))])
+    };
+    for knob in [
+        "tau_pos = -3.0",
+        "tau_neg = 3.0",
+        "m_max = 0.01",
+        "lambda0 = 2.0",
+        "hint_max_tokens = 1",
+        "diagnose_template = \"{response}\"",
+        "hint_template = \"{diagnosis}=\"",
+        "context_template = \"{hint}\"",
+    ] {
+        assert_live(&with(knob), h, knob);
+    }
+    let per_group = with("per_group = true");
+    assert_live(&per_group, h, "per_group");
+    let groups = get(&per_group[0], "token_credit/amr_sd_reflections");
+    assert!(
+        groups > 0.0 && groups <= 4.0,
+        "one reflection per group: {groups}"
+    );
+    assert_eq!(
+        get(&per_group[0], "stages/shaping/amr_sd_hint_rows") % 4.0,
+        0.0,
+        "a group's hint conditions all its rollouts"
+    );
+    let longer = with("anneal_steps = 2");
+    assert_eq!(get(&longer[1], "stages/shaping/amr_sd_lambda"), 0.25);
+    assert!(get(&longer[1], "token_credit/amr_sd_reflections") > 0.0);
+    // A diagnosis of the bare response ("7": the model ends it at once) and a hint prompt of
+    // the bare problem ("3+4=") make the warm-started model write the answer as the hint:
+    // leaks are regenerated, and with max_regenerations = 0 dropped at once.
+    let leaky = "diagnose_template = \"{response}\", hint_template = \"{diagnosis}{problem}\"";
+    let retried = run(&[&format!("stages.amr_sd={{ {AMR}, {leaky} }}")]);
+    let r = &retried[0];
+    assert!(get(r, "token_credit/amr_sd_regenerated") > 0.0, "{r:?}");
+    let once = run(&[&format!(
+        "stages.amr_sd={{ {AMR}, {leaky}, max_regenerations = 0 }}"
+    )]);
+    let o = &once[0];
+    assert_eq!(get(o, "token_credit/amr_sd_regenerated"), 0.0);
+    assert!(
+        get(o, "token_credit/amr_sd_leak_dropped") >= get(r, "token_credit/amr_sd_leak_dropped"),
+        "{o:?} vs {r:?}"
+    );
+}
+
 /// Bad knob values and combinations stop the run at load, naming the key.
 #[test]
 fn bad_token_credit_knobs_are_refused_at_load() {
@@ -120,10 +218,25 @@ fn bad_token_credit_knobs_are_refused_at_load() {
         &["stages.oppo={}", "verifier.kind=\"rubric\""],
         "stages.oppo",
     );
+    refused(&["stages.amr_sd={ tau_neg = nan }"], "amr_sd.tau_neg");
+    refused(
+        &["stages.amr_sd={ anneal_steps = 0 }"],
+        "amr_sd.anneal_steps",
+    );
+    refused(
+        &["stages.amr_sd={ context_template = \"no hint\" }"],
+        "amr_sd.context_template",
+    );
+    refused(&["stages.amr_sd={}", "stages.oppo={}"], "oppo");
+    refused(
+        &["stages.amr_sd={}", "verifier.kind=\"code\""],
+        "stages.amr_sd",
+    );
     // The working neighbours load.
     for ok in [
         "stages.cepo={ warmup_steps = 0, schedule = \"constant\" }",
         "stages.oppo={ oracle_template = \"{answer}\", keep_collapsed = true }",
+        "stages.amr_sd={ tau_pos = 0, anneal_steps = 1 }",
     ] {
         RunConfig::load(None, &[ok.to_string()]).unwrap_or_else(|e| panic!("{ok}: {e}"));
     }

@@ -10,6 +10,7 @@
 //! [`relex`] is the offline piece: RELEX's rank-r checkpoint extrapolation per flattened tensor.
 
 pub mod acr;
+pub mod amr_sd;
 pub mod cepo;
 pub mod curve_rl;
 pub mod dgg;
@@ -29,6 +30,7 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::{Deserialize, Serialize};
 
 pub use acr::{AcrConfig, AcrStats, AvspoConfig, VirtualSamples, advantage_collapse, avspo_group};
+pub use amr_sd::{AmrSdConfig, AmrSdStats, amr_sd, amr_sd_multipliers};
 pub use cepo::{
     CepoConfig, CepoSchedule, CepoStats, cepo, cepo_offsets, cepo_token_advantages, cepo_weights,
 };
@@ -58,12 +60,13 @@ use crate::error::Result;
 /// 3. post-hoc: `edas` on wrong rollouts' negative advantages, `srar` step offsets;
 /// 4. token credit: `cepo` (per-token weights on the sequence advantage) or `oppo` (token
 ///    advantages from an oracle-prompted pass; it replaces the estimator and leaves the
-///    sequence advantages 0), both as [`StageOutput::token_offsets`];
+///    sequence advantages 0), both as [`StageOutput::token_offsets`]; `amr_sd` (gated
+///    multipliers from a reflection hint) adds its offsets to CEPO's;
 /// 5. optimizer side: `dgg` ([`StagesConfig::gate_update`]).
 ///
 /// At most one stage may replace the estimator; a config that asks for two is an error, and so
 /// is `oppo` with a stage that changes sequence advantages it would discard (`avspo`, `edas`,
-/// `cepo`).
+/// `cepo`, `amr_sd`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct StagesConfig {
@@ -90,6 +93,9 @@ pub struct StagesConfig {
     pub cepo: Option<CepoConfig>,
     /// OPPO self-oracle token advantages (needs `passed`, `token_logp`, `oracle_logp`).
     pub oppo: Option<OppoConfig>,
+    /// AMR-SD gated token multipliers from a reflection hint (needs `token_logp`, `hint_logp`
+    /// and `run_steps` or `anneal_steps` while λ > 0).
+    pub amr_sd: Option<AmrSdConfig>,
 }
 
 /// What the trainer knows per sequence (flat, `[prompts × G]` row-major) and per prompt. A stage
@@ -124,6 +130,11 @@ pub struct StageInput<'a> {
     pub token_logp: Option<&'a [Vec<f32>]>,
     /// The oracle-prompted policy's log-prob of each response token (OPPO's ℓᵒ).
     pub oracle_logp: Option<&'a [Vec<f32>]>,
+    /// AMR-SD: the policy's log-prob of each response token after `prompt ⊕ hint` (ℓ^hint), one
+    /// vector per sequence, empty for a sequence without a hint.
+    pub hint_logp: Option<&'a [Vec<f32>]>,
+    /// Steps of the whole run (AMR-SD's default K_anneal is half of it); 0 = unknown.
+    pub run_steps: u64,
 }
 
 impl<'a> StageInput<'a> {
@@ -213,12 +224,16 @@ impl StagesConfig {
         if let Some(c) = &self.cepo {
             c.validate()?;
         }
+        if let Some(c) = &self.amr_sd {
+            c.validate()?;
+        }
         if let Some(c) = &self.oppo {
             c.validate()?;
             let discarded: Vec<&str> = [
                 ("avspo", self.avspo.is_some()),
                 ("edas", self.edas.is_some()),
                 ("cepo", self.cepo.is_some()),
+                ("amr_sd", self.amr_sd.is_some()),
             ]
             .into_iter()
             .filter_map(|(k, on)| on.then_some(k))
@@ -227,8 +242,8 @@ impl StagesConfig {
                 discarded.is_empty(),
                 "oppo",
                 discarded.join(" + "),
-                "oppo replaces the sequence advantages by token advantages: avspo, edas and \
-                 cepo would act on values it discards",
+                "oppo replaces the sequence advantages by token advantages: avspo, edas, cepo \
+                 and amr_sd would act on values it discards",
             )?;
         }
         let replacers = self.estimators();

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::acr::advantage_collapse;
+use super::amr_sd::amr_sd;
 use super::cepo::cepo;
 use super::curve_rl::{CurveAdvantage, curve_rl};
 use super::edas::edas;
@@ -254,6 +255,42 @@ impl StagesConfig {
                 token_offsets = off;
             }
         }
+        if let Some(cfg) = &self.amr_sd {
+            ensure(
+                cfg.anneal_steps.is_some() || input.run_steps > 0,
+                "run_steps",
+                input.run_steps,
+                "amr_sd needs StageInput::run_steps (K_anneal = half of it) or anneal_steps",
+            )?;
+            let lambda = cfg.lambda(state.step, input.run_steps);
+            m.insert("shaping/amr_sd_lambda".into(), lambda);
+            if lambda > 0.0 {
+                let logp = input.token_logp.unwrap_or(&[]);
+                let hint = input.hint_logp.unwrap_or(&[]);
+                need("token_logp", logp.len(), n, "amr_sd")?;
+                need("hint_logp", hint.len(), n, "amr_sd")?;
+                hint_lengths(hint, logp)?;
+                let (off, s) = amr_sd(hint, logp, &advantages, lambda, cfg);
+                m.insert("shaping/amr_sd_hint_rows".into(), s.hint_rows as f64);
+                m.insert("shaping/amr_sd_gated_frac".into(), s.gated_frac);
+                m.insert("shaping/amr_sd_m_mean".into(), s.m_mean);
+                m.insert("shaping/amr_sd_cig_pos_mean".into(), s.cig_pos_mean);
+                m.insert("shaping/amr_sd_cig_neg_mean".into(), s.cig_neg_mean);
+                for ((t, o), len) in token_offsets
+                    .iter_mut()
+                    .zip(off)
+                    .zip(logp.iter().map(Vec::len))
+                {
+                    if o.is_empty() {
+                        continue;
+                    }
+                    if t.is_empty() {
+                        *t = vec![0.0; len];
+                    }
+                    t.iter_mut().zip(o).for_each(|(a, b)| *a += b);
+                }
+            }
+        }
         if let Some(cfg) = &self.oppo {
             need("passed", input.passed.len(), n, "oppo")?;
             let logp = input.token_logp.unwrap_or(&[]);
@@ -304,6 +341,31 @@ fn token_lengths(
                 field,
                 index,
                 reason: format!("{} token values, expected {}", v.len(), r.len()),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// AMR-SD's `hint_logp`: an empty row has no hint; the others hold one finite value per
+/// response token of `logp`.
+fn hint_lengths(hint: &[Vec<f32>], logp: &[Vec<f32>]) -> Result<()> {
+    for (index, (h, l)) in hint.iter().zip(logp).enumerate() {
+        if h.is_empty() {
+            continue;
+        }
+        if let Some(j) = h.iter().position(|x| !x.is_finite()) {
+            return Err(Error::NonFinite {
+                field: "hint_logp",
+                index,
+                value: h[j],
+            });
+        }
+        if h.len() != l.len() {
+            return Err(Error::BadInput {
+                field: "hint_logp",
+                index,
+                reason: format!("{} token values, expected {} (or none)", h.len(), l.len()),
             });
         }
     }

@@ -60,7 +60,7 @@ pub struct RunConfig {
     /// The reward program (rlvr-verifiers registry; `kind` = math, code, rubric).
     pub verifier: VerifierConfig,
     /// Optional advantage-shaping stages (rlvr-objectives `StagesConfig`: edas, avspo,
-    /// curve_rl, lampo, tmn, pow3r, srar, dgg, cepo, oppo); all off by default.
+    /// curve_rl, lampo, tmn, pow3r, srar, dgg, cepo, oppo, amr_sd); all off by default.
     pub stages: StagesConfig,
     /// G2D: preference-set collection (`rlvr g2d-collect`) and offline DPO (`rlvr dpo`).
     pub g2d: G2dSection,

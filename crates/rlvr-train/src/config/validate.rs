@@ -369,6 +369,7 @@ impl RunConfig {
         let token_credit = [
             ("stages.cepo", self.stages.cepo.is_some()),
             ("stages.oppo", self.stages.oppo.is_some()),
+            ("stages.amr_sd", self.stages.amr_sd.is_some()),
         ];
         let kind = self.verifier.kind();
         if let Some((key, _)) = token_credit.iter().find(|(_, on)| *on)
@@ -378,8 +379,8 @@ impl RunConfig {
             )
         {
             return Err(Error::Config(format!(
-                "{key} puts the gold answer in the policy's context, and the {kind:?} verifier's \
-                 reference is not an answer: remove [{key}]"
+                "{key} needs the gold answer (in the policy's context, or to check hints for \
+                 leakage), and the {kind:?} verifier's reference is not an answer: remove [{key}]"
             )));
         }
         Ok(())

@@ -1,8 +1,8 @@
 //! Phase 3 of a step, advantages: reward shaping (DAPO's overlong penalty, KL in the reward),
 //! then the `[stages]` pipeline of rlvr-objectives, once per step on the kept batch. With every
 //! stage off the pipeline is the objective's own group estimator (GRPO's advantage for
-//! `grpo`), so there is one path for every configuration. CEPO and OPPO get their extra
-//! forward passes first (`token_credit.rs`).
+//! `grpo`), so there is one path for every configuration. CEPO, OPPO and AMR-SD get their extra
+//! forward passes (and AMR-SD its reflection) first (`token_credit.rs`).
 
 use rlvr_objectives::reward_shaping::ShapingInput;
 use rlvr_objectives::shaping::token_offsets;
@@ -129,6 +129,8 @@ fn apply_stages(
         cepo_delta: credit.cepo_delta.as_deref(),
         token_logp: credit.token_logp.as_deref(),
         oracle_logp: credit.oracle_logp.as_deref(),
+        hint_logp: credit.hint_logp.as_deref(),
+        run_steps: tr.config.train.steps as u64,
         passed: &passed,
         extracted_answers: &extracted,
         seq_logp_mean: &seq_logp,
@@ -172,7 +174,8 @@ fn apply_stages(
         .collect();
     let stages = &tr.config.stages;
     let dense = penalties.iter().any(|p| !p.is_empty());
-    if stages.srar.is_some() || stages.cepo.is_some() || stages.oppo.is_some() || dense {
+    let token_credit = stages.cepo.is_some() || stages.oppo.is_some() || stages.amr_sd.is_some();
+    if stages.srar.is_some() || token_credit || dense {
         let tokens: usize = samples.iter().map(|s| s.response.len()).sum();
         let sum: f64 = offsets.iter().flatten().map(|x| f64::from(x.abs())).sum();
         m.insert(

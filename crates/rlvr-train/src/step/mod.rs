@@ -5,8 +5,8 @@
 //!    more);
 //! 2. [`advantage`]: reward shaping → the `[stages]` pipeline (the objective's own estimator
 //!    when every stage is off) → per-sample advantages and token offsets (SRaR's steps; CEPO's
-//!    and OPPO's from [`conditioned`] passes of the policy, [`token_credit`]; the dense code
-//!    reward's line penalties, [`exec_credit`]);
+//!    and OPPO's from [`conditioned`] passes of the policy, [`token_credit`]; AMR-SD's hints
+//!    from [`reflection`]; the dense code reward's line penalties, [`exec_credit`]);
 //!    With `rollout.max_staleness` > 0 the first round may come from [`prefetch`], sampled
 //!    during an earlier step's update;
 //! 3. [`update`]: per mini-batch (split by [`micro_batch`] for gradient accumulation),
@@ -18,6 +18,7 @@ pub mod conditioned;
 pub mod exec_credit;
 pub mod micro_batch;
 pub mod prefetch;
+pub mod reflection;
 pub mod rollout;
 pub mod srar_judge;
 pub mod token_credit;

@@ -9,6 +9,10 @@
 //! (after the warm-up) nothing is scored. OPPO: the context is `oppo.oracle_template` with the
 //! gold answer, for every sample; ℓ is the sample's stored log-prob.
 //!
+//! AMR-SD (§16): while λ_k > 0, the policy writes a reflection hint per rollout of every group
+//! whose rewards are not all equal (`reflection.rs`), and ℓ^hint is a conditioned pass with
+//! `amr_sd.context_template` around the hint; rows without an accepted hint get no ℓ^hint.
+//!
 //! The gold answer is the line's `answer` field (where `data.answer_field` is copied to).
 
 use std::time::Instant;
@@ -16,6 +20,7 @@ use std::time::Instant;
 use burn::module::Module;
 
 use super::conditioned::conditioned_logprobs;
+use super::reflection;
 use crate::batch::Sample;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
@@ -38,16 +43,19 @@ pub struct TokenCreditInputs {
     pub token_logp: Option<Vec<Vec<f32>>>,
     /// OPPO's oracle-prompted log-probs per response token.
     pub oracle_logp: Option<Vec<Vec<f32>>>,
+    /// AMR-SD's hint-conditioned log-probs per response token (empty for a row without a hint).
+    pub hint_logp: Option<Vec<Vec<f32>>>,
 }
 
-/// Runs the passes that `[stages] cepo` / `oppo` need this step (none when both are off) and
-/// logs `time/token_credit_s` and the rows scored.
+/// Runs the passes that `[stages] cepo` / `oppo` / `amr_sd` need this step (none when all are
+/// off) and logs `time/token_credit_s` and the rows scored (AMR-SD also its reflection's counts
+/// and `time/amr_sd_reflection_s`).
 ///
 /// # Errors
 /// A sample whose dataset line has no gold `answer`, or a context the tokenizer rejects.
 pub fn inputs(tr: &Trainer, samples: &[Sample], m: &mut Metrics) -> Result<TokenCreditInputs> {
     let stages = &tr.config.stages;
-    if stages.cepo.is_none() && stages.oppo.is_none() {
+    if stages.cepo.is_none() && stages.oppo.is_none() && stages.amr_sd.is_none() {
         return Ok(TokenCreditInputs::default());
     }
     let t = Instant::now();
@@ -115,8 +123,87 @@ pub fn inputs(tr: &Trainer, samples: &[Sample], m: &mut Metrics) -> Result<Token
         ));
         m.insert("token_credit/oppo_scored_rows".into(), rows.len() as f64);
     }
+    if let Some(cfg) = &stages.amr_sd {
+        let step = tr.state.shaping.step;
+        if cfg.lambda(step, tr.config.train.steps as u64) > 0.0 {
+            out.hint_logp = Some(amr_sd_hint_logp(tr, &policy, samples, step, m)?);
+        }
+    }
     m.insert("time/token_credit_s".into(), t.elapsed().as_secs_f64());
     Ok(out)
+}
+
+/// AMR-SD: reflection hints for the groups whose rewards are not all equal (all of them with
+/// AVSPO), then ℓ^hint of each hinted row; logs the reflection's counts.
+fn amr_sd_hint_logp(
+    tr: &Trainer,
+    policy: &rlvr_models::CausalLm,
+    samples: &[Sample],
+    stage_step: u64,
+    m: &mut Metrics,
+) -> Result<Vec<Vec<f32>>> {
+    let stages = &tr.config.stages;
+    let Some(cfg) = &stages.amr_sd else {
+        return Ok(vec![Vec::new(); samples.len()]);
+    };
+    let g = tr.config.rollout.group_size;
+    let t = Instant::now();
+    let mut groups = Vec::new();
+    let mut golds = Vec::new();
+    for (gi, group) in samples.chunks(g).enumerate() {
+        let all_equal = group.windows(2).all(|w| w[0].reward == w[1].reward);
+        if all_equal && stages.avspo.is_none() {
+            continue;
+        }
+        groups.push(gi);
+        golds.push(gold(tr, &group[0], "amr_sd")?);
+    }
+    let hints = reflection::hints(tr, policy, samples, &groups, &golds, stage_step)?;
+    m.insert("time/amr_sd_reflection_s".into(), t.elapsed().as_secs_f64());
+    let (mut rows, mut contexts) = (Vec::new(), Vec::new());
+    let mut chars = 0usize;
+    for (i, h) in hints.per_sample.iter().enumerate() {
+        if let Some(h) = h {
+            rows.push(i);
+            contexts.push(tr.tokenizer.encode(&cfg.context(h))?);
+            chars += h.chars().count();
+        }
+    }
+    let temperature = tr.config.rollout.temperature;
+    let lp = conditioned_logprobs(
+        policy,
+        samples,
+        &rows,
+        &contexts,
+        temperature,
+        pad_id(&tr.tokenizer),
+    );
+    let mut hint_logp = vec![Vec::new(); samples.len()];
+    for (&i, l) in rows.iter().zip(lp) {
+        hint_logp[i] = l;
+    }
+    m.insert(
+        "token_credit/amr_sd_reflections".into(),
+        hints.reflected as f64,
+    );
+    m.insert(
+        "token_credit/amr_sd_regenerated".into(),
+        hints.regenerated as f64,
+    );
+    m.insert(
+        "token_credit/amr_sd_leak_dropped".into(),
+        hints.leak_dropped as f64,
+    );
+    m.insert(
+        "token_credit/amr_sd_empty_dropped".into(),
+        hints.empty_dropped as f64,
+    );
+    m.insert("token_credit/amr_sd_scored_rows".into(), rows.len() as f64);
+    m.insert(
+        "token_credit/amr_sd_hint_chars_mean".into(),
+        chars as f64 / rows.len().max(1) as f64,
+    );
+    Ok(hint_logp)
 }
 
 /// The group's worst rejected rollout: the lowest reward below 0.5, the first on ties.
