@@ -75,6 +75,7 @@ impl Owned {
             cepo_delta: None,
             token_logp: None,
             oracle_logp: None,
+            response_tokens: None,
         }
     }
 }

@@ -12,6 +12,7 @@
 pub mod acr;
 pub mod cepo;
 pub mod curve_rl;
+pub mod delta;
 pub mod dgg;
 pub mod edas;
 pub mod lampo;
@@ -32,6 +33,7 @@ pub use cepo::{
     CepoConfig, CepoSchedule, CepoStats, cepo, cepo_offsets, cepo_token_advantages, cepo_weights,
 };
 pub use curve_rl::{CurveAdvantage, CurveRlConfig, CurveRlOutput, bin_weights, curve_rl};
+pub use delta::{DeltaConfig, DeltaScope, DeltaStats, delta, delta_pool};
 pub use dgg::{DggConfig, DggState};
 pub use edas::{EdasConfig, EdasMode, EdasStats, edas};
 pub use lampo::{LampoConfig, lampo_advantages, pair_weight, rouge_l_f1};
@@ -57,7 +59,9 @@ use crate::error::Result;
 /// 4. token credit: `cepo` (per-token weights on the sequence advantage) or `oppo` (token
 ///    advantages from an oracle-prompted pass; it replaces the estimator and leaves the
 ///    sequence advantages 0), both as [`StageOutput::token_offsets`];
-/// 5. optimizer side: `dgg` ([`StagesConfig::gate_update`]).
+/// 5. token loss coefficients: `delta` (DelTA, on the final sequence advantages), as
+///    [`StageOutput::token_weights`];
+/// 6. optimizer side: `dgg` ([`StagesConfig::gate_update`]).
 ///
 /// At most one stage may replace the estimator; a config that asks for two is an error, and so
 /// is `oppo` with a stage that changes sequence advantages it would discard (`avspo`, `edas`,
@@ -88,6 +92,8 @@ pub struct StagesConfig {
     pub cepo: Option<CepoConfig>,
     /// OPPO self-oracle token advantages (needs `passed`, `token_logp`, `oracle_logp`).
     pub oppo: Option<OppoConfig>,
+    /// DelTA discriminative token coefficients (needs `response_tokens`).
+    pub delta: Option<DeltaConfig>,
 }
 
 /// What the trainer knows per sequence (flat, `[prompts × G]` row-major) and per prompt. A stage
@@ -122,6 +128,8 @@ pub struct StageInput<'a> {
     pub token_logp: Option<&'a [Vec<f32>]>,
     /// The oracle-prompted policy's log-prob of each response token (OPPO's ℓᵒ).
     pub oracle_logp: Option<&'a [Vec<f32>]>,
+    /// Response token ids, one vector per sequence (DelTA counts them as opaque identities).
+    pub response_tokens: Option<&'a [Vec<u32>]>,
 }
 
 impl<'a> StageInput<'a> {
@@ -151,6 +159,10 @@ pub struct StageOutput {
     /// A_i λ (w̃_t − 1), or OPPO's token advantages); an empty vector per sequence without them.
     /// Like `advantages`, before the weights.
     pub token_offsets: Vec<Vec<f32>>,
+    /// Per-token loss coefficients c (DelTA), one value per response token, for a
+    /// self-normalized aggregation (`PolicyBatch::with_token_coef`); an empty vector per
+    /// sequence without them.
+    pub token_weights: Vec<Vec<f32>>,
     /// `shaping/...` metrics (ACR always).
     pub metrics: BTreeMap<String, f64>,
 }
@@ -227,6 +239,16 @@ impl StagesConfig {
                 discarded.join(" + "),
                 "oppo replaces the sequence advantages by token advantages: avspo, edas and \
                  cepo would act on values it discards",
+            )?;
+        }
+        if let Some(c) = &self.delta {
+            c.validate()?;
+            crate::error::ensure(
+                self.oppo.is_none(),
+                "delta",
+                "oppo",
+                "delta splits groups by the sign of the sequence advantage, which oppo sets to 0 \
+                 (every coefficient would be 1): remove one of them",
             )?;
         }
         let replacers = self.estimators();
