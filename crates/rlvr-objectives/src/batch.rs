@@ -27,6 +27,10 @@ pub struct PolicyBatch {
     pub mask: Tensor<2>,
     /// Per-token entropy of the current policy (for the entropy metric and bonus).
     pub entropy: Option<Tensor<2>>,
+    /// Per-token loss coefficients c of the policy-gradient term (DelTA, arXiv 2605.21467:
+    /// L = −(1/Σ c m) Σ c m · surrogate), no gradient; `None` = the plain aggregation. Set with
+    /// [`PolicyBatch::with_token_coef`].
+    pub token_coef: Option<Tensor<2>>,
 }
 
 impl PolicyBatch {
@@ -76,7 +80,25 @@ impl PolicyBatch {
             advantages: advantages.detach(),
             mask: mask.detach(),
             entropy,
+            token_coef: None,
         })
+    }
+
+    /// Adds per-token loss coefficients `coef` `[B, T]` (detached here): the policy-gradient
+    /// term becomes the self-normalized Σ c m ℓ / Σ c m (`token_mean`) or its per-sequence form
+    /// (`seq_mean_token_mean`), see [`crate::aggregate_weighted`]; c ≡ 1 is the plain loss.
+    pub fn with_token_coef(mut self, coef: Tensor<2>) -> Result<Self> {
+        let expected = self.logp.dims().to_vec();
+        let got = coef.dims().to_vec();
+        if got != expected {
+            return Err(Error::ShapeMismatch {
+                name: "token_coef",
+                expected,
+                got,
+            });
+        }
+        self.token_coef = Some(coef.detach());
+        Ok(self)
     }
 
     /// `[B, T]`: number of sequences and padded length.

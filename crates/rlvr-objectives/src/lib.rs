@@ -50,7 +50,7 @@ pub mod shaping;
 mod tis;
 
 pub use advantage::{AdvantageConfig, AdvantageEstimator, Advantages, compute_advantages};
-pub use aggregate::{Aggregation, BatchTotals, aggregate, aggregate_over};
+pub use aggregate::{Aggregation, BatchTotals, aggregate, aggregate_over, aggregate_weighted};
 pub use batch::{PolicyBatch, broadcast_advantages, tensor_from_rows};
 pub use config::ObjectiveConfig;
 pub use dpo::{DpoConfig, dpo_loss, sequence_logp};

@@ -169,3 +169,73 @@ fn local_denominators_would_not_sum_to_the_mini_batch() {
         .sum();
     assert!((whole - local).abs() > 1e-3, "{whole} vs {local}");
 }
+
+/// DelTA's per-token coefficients (`PolicyBatch::with_token_coef`, a self-normalized surrogate
+/// dividing by Σ c m) keep gradient accumulation exact when the micro-batches carry the
+/// mini-batch's Σ c m (`BatchTotals::of_weighted`), for the two modes DelTA accepts, with the KL
+/// and entropy terms (plain counts) on; and the coefficients change the loss.
+#[test]
+fn micro_batches_stay_exact_with_token_coefficients() {
+    let device = Device::flex().autodiff();
+    let x = inputs(&device);
+    let values: Vec<f32> = (0..x.b * x.t)
+        .map(|i| 0.1 + (i * 7 % 29) as f32 / 10.0)
+        .collect();
+    let coef = tensor_from_rows(&values, [x.b, x.t], &device);
+    let splits = [0..2, 2..3, 3..4, 4..x.b];
+    let weighted = |leaf: &Tensor<2>, rows: std::ops::Range<usize>| {
+        let c = coef.clone().slice([rows.clone(), 0..x.t]);
+        rows_batch(&x, leaf, rows).with_token_coef(c).unwrap()
+    };
+    for kind in OBJECTIVES {
+        for mode in ["token_mean", "seq_mean_token_mean"] {
+            let cfg = config(kind, mode);
+            let ctx = LossContext::new(7, 0).with_max_response_len(x.t);
+            let leaf = tensor_from_rows(&x.logp, [x.b, x.t], &device).require_grad();
+            let whole = cfg.loss(&weighted(&leaf, 0..x.b), &ctx).unwrap();
+            let whole_loss = whole.loss.clone().into_scalar::<f32>();
+            let whole_grad = grad_of(&whole.loss, &leaf);
+            let plain = cfg
+                .loss(&rows_batch(&x, &leaf, 0..x.b), &ctx)
+                .unwrap()
+                .loss
+                .into_scalar::<f32>();
+            assert!(
+                (plain - whole_loss).abs() > 1e-4,
+                "{kind}/{mode}: coefficients inert"
+            );
+
+            let leaf = tensor_from_rows(&x.logp, [x.b, x.t], &device).require_grad();
+            let totals = splits
+                .iter()
+                .map(|r| {
+                    let mask = x.mask.clone().slice([r.clone(), 0..x.t]);
+                    let c = coef.clone().slice([r.clone(), 0..x.t]);
+                    BatchTotals::of_weighted(&mask, Some(&c))
+                })
+                .reduce(BatchTotals::plus)
+                .unwrap();
+            let sum = splits
+                .iter()
+                .map(|r| {
+                    cfg.loss(&weighted(&leaf, r.clone()), &ctx.with_batch_totals(totals))
+                        .unwrap()
+                        .loss
+                })
+                .reduce(|a, b| a + b)
+                .unwrap();
+            let sum_loss = sum.clone().into_scalar::<f32>();
+            let sum_grad = grad_of(&sum, &leaf);
+            assert!(
+                (whole_loss - sum_loss).abs() <= 1e-6 * whole_loss.abs().max(1.0),
+                "{kind}/{mode}: loss {whole_loss} vs micro-batch sum {sum_loss}"
+            );
+            for (i, (a, b)) in whole_grad.iter().zip(&sum_grad).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-6,
+                    "{kind}/{mode}: gradient [{i}] {a} vs micro-batch sum {b}"
+                );
+            }
+        }
+    }
+}

@@ -77,6 +77,7 @@ impl Owned {
             oracle_logp: None,
             hint_logp: None,
             run_steps: 0,
+            response_tokens: None,
         }
     }
 }

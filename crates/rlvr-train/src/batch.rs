@@ -41,6 +41,9 @@ pub struct Sample {
     /// The dense code reward's localized penalties (character spans of `text`), filled by the
     /// verify stage; empty for every other verifier (`step/exec_credit.rs` maps them to tokens).
     pub penalty_spans: Vec<rlvr_verifiers::PenaltySpan>,
+    /// Per-token loss coefficients, one per response token (DelTA's c, for the self-normalized
+    /// aggregation); empty when no stage sets them (every coefficient 1).
+    pub token_coef: Vec<f32>,
 }
 
 impl Sample {
@@ -67,6 +70,7 @@ impl Sample {
             advantage: 0.0,
             token_offsets: Vec::new(),
             penalty_spans: Vec::new(),
+            token_coef: Vec::new(),
         }
     }
 }
@@ -87,6 +91,9 @@ pub struct PackedBatch {
     pub advantages: Tensor<2>,
     /// Response lengths (number of mask ones per row).
     pub lengths: Vec<usize>,
+    /// Per-token loss coefficients `[B, T]` (DelTA's c on response tokens, 1 elsewhere and on
+    /// samples without them); `None` when no sample of the batch has any.
+    pub token_coef: Option<Tensor<2>>,
 }
 
 /// Packs `samples[i]` for `i` in `rows`; the sampler's log-probs are the policy's
@@ -128,6 +135,12 @@ pub fn pack_with_sampler(
     let mut sampler = vec![0f32; b * width];
     let mut adv = vec![0f32; b * width];
     let mut lengths = Vec::with_capacity(b);
+    let weighted = rows.iter().any(|&i| !samples[i].token_coef.is_empty());
+    let mut coef = if weighted {
+        vec![1f32; b * width]
+    } else {
+        Vec::new()
+    };
     for (r, &i) in rows.iter().enumerate() {
         let s = &samples[i];
         let row = r * width;
@@ -140,6 +153,9 @@ pub fn pack_with_sampler(
             old[t] = lp;
             sampler[t] = sampler_logp.map_or(lp, |v| v[i][k]);
             adv[t] = s.advantage + s.token_offsets.get(k).copied().unwrap_or(0.0);
+            if let Some(&c) = s.token_coef.get(k).filter(|_| weighted) {
+                coef[t] = c;
+            }
         }
         lengths.push(s.response.len());
     }
@@ -151,6 +167,7 @@ pub fn pack_with_sampler(
         sampler_logp: Tensor::from_data(TensorData::new(sampler, shape), device),
         advantages: Tensor::from_data(TensorData::new(adv, shape), device),
         lengths,
+        token_coef: weighted.then(|| Tensor::from_data(TensorData::new(coef, shape), device)),
     }
 }
 

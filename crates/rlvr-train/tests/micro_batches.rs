@@ -157,3 +157,31 @@ fn the_chunked_head_takes_the_one_pass_step() {
         }
     }
 }
+
+/// DelTA's token coefficients (`[stages.delta]`, a surrogate divided by Σ c m) keep the split
+/// step equal to the unsplit one, for the two aggregation modes DelTA accepts: each
+/// micro-batch divides by the mini-batch's Σ c m.
+#[test]
+fn micro_batches_take_the_unsplit_step_with_delta() {
+    let dir = tempfile::tempdir().unwrap();
+    for mode in ["token_mean", "seq_mean_token_mean"] {
+        let delta = ["stages.delta={ c_min = 0.3 }"];
+        let whole = first_step_with(dir.path(), mode, 0, false, &delta);
+        let split = first_step_with(dir.path(), mode, 40, false, &delta);
+        let plain = first_step(dir.path(), mode, 0);
+        assert!(split["optim/micro_batches"] >= 5.0, "{mode}: {split:?}");
+        assert_eq!(whole["reward/mean"], split["reward/mean"], "{mode}");
+        assert!(
+            whole["stages/shaping/delta_scored_pools"] > 0.0,
+            "{mode}: no two-sided group, the coefficients would all be 1"
+        );
+        assert_ne!(whole["optim/grad_norm"], plain["optim/grad_norm"], "{mode}");
+        for key in ["objective/loss", "optim/grad_norm"] {
+            let (a, b) = (whole[key], split[key]);
+            assert!(
+                (a - b).abs() <= 1e-5 * a.abs().max(1e-3),
+                "{mode}: {key} unsplit {a} vs micro-batches {b}"
+            );
+        }
+    }
+}

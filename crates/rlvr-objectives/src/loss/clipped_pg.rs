@@ -6,7 +6,7 @@ use burn::tensor::{Bool, Tensor};
 
 use super::knobs::{PgKnobs, RatioLevel, TisMode};
 use super::{LossContext, LossOutput, MethodTerms, Metrics, put};
-use crate::aggregate::{Aggregation, aggregate_over};
+use crate::aggregate::{Aggregation, aggregate_over, aggregate_weighted};
 use crate::batch::PolicyBatch;
 use crate::error::{Error, Result};
 use crate::kl::kl_per_token;
@@ -188,13 +188,20 @@ pub(crate) fn clipped_pg_loss(
             frac_metric(&tis.raw.greater_elem(knobs.tis_cap), &batch.mask),
         );
     }
-    let pg_loss = aggregate_over(
-        per_token,
-        &mask,
-        knobs.aggregation,
-        l_norm,
-        ctx.batch_totals,
-    );
+    // DelTA's coefficients reweight the surrogate only (self-normalized); KL and entropy keep
+    // the plain aggregation.
+    let pg_loss = match &batch.token_coef {
+        Some(coef) => {
+            aggregate_weighted(per_token, &mask, coef, knobs.aggregation, ctx.batch_totals)?
+        }
+        None => aggregate_over(
+            per_token,
+            &mask,
+            knobs.aggregation,
+            l_norm,
+            ctx.batch_totals,
+        ),
+    };
     put(&mut metrics, "pg_loss", scalar(pg_loss.clone()));
     let mut loss = pg_loss;
 

@@ -13,6 +13,7 @@ pub mod acr;
 pub mod amr_sd;
 pub mod cepo;
 pub mod curve_rl;
+pub mod delta;
 pub mod dgg;
 pub mod edas;
 pub mod lampo;
@@ -35,6 +36,7 @@ pub use cepo::{
     CepoConfig, CepoSchedule, CepoStats, cepo, cepo_offsets, cepo_token_advantages, cepo_weights,
 };
 pub use curve_rl::{CurveAdvantage, CurveRlConfig, CurveRlOutput, bin_weights, curve_rl};
+pub use delta::{DeltaConfig, DeltaScope, DeltaStats, delta, delta_pool};
 pub use dgg::{DggConfig, DggState};
 pub use edas::{EdasConfig, EdasMode, EdasStats, edas};
 pub use lampo::{LampoConfig, lampo_advantages, pair_weight, rouge_l_f1};
@@ -62,7 +64,9 @@ use crate::error::Result;
 ///    advantages from an oracle-prompted pass; it replaces the estimator and leaves the
 ///    sequence advantages 0), both as [`StageOutput::token_offsets`]; `amr_sd` (gated
 ///    multipliers from a reflection hint) adds its offsets to CEPO's;
-/// 5. optimizer side: `dgg` ([`StagesConfig::gate_update`]).
+/// 5. token loss coefficients: `delta` (DelTA, on the final sequence advantages), as
+///    [`StageOutput::token_weights`];
+/// 6. optimizer side: `dgg` ([`StagesConfig::gate_update`]).
 ///
 /// At most one stage may replace the estimator; a config that asks for two is an error, and so
 /// is `oppo` with a stage that changes sequence advantages it would discard (`avspo`, `edas`,
@@ -96,6 +100,8 @@ pub struct StagesConfig {
     /// AMR-SD gated token multipliers from a reflection hint (needs `token_logp`, `hint_logp`
     /// and `run_steps` or `anneal_steps` while λ > 0).
     pub amr_sd: Option<AmrSdConfig>,
+    /// DelTA discriminative token coefficients (needs `response_tokens`).
+    pub delta: Option<DeltaConfig>,
 }
 
 /// What the trainer knows per sequence (flat, `[prompts × G]` row-major) and per prompt. A stage
@@ -135,6 +141,8 @@ pub struct StageInput<'a> {
     pub hint_logp: Option<&'a [Vec<f32>]>,
     /// Steps of the whole run (AMR-SD's default K_anneal is half of it); 0 = unknown.
     pub run_steps: u64,
+    /// Response token ids, one vector per sequence (DelTA counts them as opaque identities).
+    pub response_tokens: Option<&'a [Vec<u32>]>,
 }
 
 impl<'a> StageInput<'a> {
@@ -164,6 +172,10 @@ pub struct StageOutput {
     /// A_i λ (w̃_t − 1), or OPPO's token advantages); an empty vector per sequence without them.
     /// Like `advantages`, before the weights.
     pub token_offsets: Vec<Vec<f32>>,
+    /// Per-token loss coefficients c (DelTA), one value per response token, for a
+    /// self-normalized aggregation (`PolicyBatch::with_token_coef`); an empty vector per
+    /// sequence without them.
+    pub token_weights: Vec<Vec<f32>>,
     /// `shaping/...` metrics (ACR always).
     pub metrics: BTreeMap<String, f64>,
 }
@@ -244,6 +256,16 @@ impl StagesConfig {
                 discarded.join(" + "),
                 "oppo replaces the sequence advantages by token advantages: avspo, edas, cepo \
                  and amr_sd would act on values it discards",
+            )?;
+        }
+        if let Some(c) = &self.delta {
+            c.validate()?;
+            crate::error::ensure(
+                self.oppo.is_none(),
+                "delta",
+                "oppo",
+                "delta splits groups by the sign of the sequence advantage, which oppo sets to 0 \
+                 (every coefficient would be 1): remove one of them",
             )?;
         }
         let replacers = self.estimators();

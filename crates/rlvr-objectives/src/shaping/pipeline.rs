@@ -6,6 +6,7 @@ use super::acr::advantage_collapse;
 use super::amr_sd::amr_sd;
 use super::cepo::cepo;
 use super::curve_rl::{CurveAdvantage, curve_rl};
+use super::delta::delta;
 use super::edas::edas;
 use super::lampo::{lampo_advantages, rouge_l_f1};
 use super::oppo::oppo;
@@ -307,6 +308,27 @@ impl StagesConfig {
             advantages.iter_mut().for_each(|a| *a = 0.0);
             token_offsets = a;
         }
+        // 5. Token loss coefficients (DelTA), on the final sequence advantages · weights.
+        let token_weights = match &self.delta {
+            Some(cfg) => {
+                let ids = input.response_tokens.unwrap_or(&[]);
+                need("response_tokens", ids.len(), n, "delta")?;
+                let a: Vec<f32> = advantages
+                    .iter()
+                    .zip(&weights)
+                    .map(|(a, w)| a * w)
+                    .collect();
+                let (c, s) = delta(ids, &a, g, cfg);
+                m.insert("shaping/delta_coef_mean".into(), s.coef_mean);
+                m.insert("shaping/delta_coef_min".into(), s.coef_min);
+                m.insert("shaping/delta_coef_max".into(), s.coef_max);
+                m.insert("shaping/delta_clip_low_frac".into(), s.clip_low_frac);
+                m.insert("shaping/delta_clip_high_frac".into(), s.clip_high_frac);
+                m.insert("shaping/delta_scored_pools".into(), s.scored_pools as f64);
+                c
+            }
+            None => vec![Vec::new(); n],
+        };
         state.step += 1;
         Ok(StageOutput {
             rewards,
@@ -314,6 +336,7 @@ impl StagesConfig {
             weights,
             step_offsets,
             token_offsets,
+            token_weights,
             metrics: m,
         })
     }

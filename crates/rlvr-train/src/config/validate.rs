@@ -366,6 +366,21 @@ impl RunConfig {
                  rollout.dynamic_sampling removes before the stages run: turn one of them off",
             );
         }
+        if self.stages.delta.is_some() {
+            use rlvr_objectives::Aggregation;
+            let aggregation = self.objective.common().aggregation;
+            if !matches!(
+                aggregation,
+                Aggregation::TokenMean | Aggregation::SeqMeanTokenMean
+            ) {
+                return Err(Error::Config(format!(
+                    "stages.delta divides the surrogate by the sum of its token coefficients, \
+                     which replaces a token count: objective.aggregation = {aggregation:?} has \
+                     none; use \"token_mean\" or \"seq_mean_token_mean\", or remove \
+                     [stages.delta]"
+                )));
+            }
+        }
         let token_credit = [
             ("stages.cepo", self.stages.cepo.is_some()),
             ("stages.oppo", self.stages.oppo.is_some()),

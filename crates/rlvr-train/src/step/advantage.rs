@@ -25,10 +25,11 @@ pub fn assign(tr: &mut Trainer, batch: &mut Rollouts, m: &mut Metrics) -> Result
     let samples = &mut batch.samples;
     let mut rewards: Vec<f32> = samples.iter().map(|s| s.reward).collect();
     shape_rewards(tr, samples, &mut rewards, m)?;
-    let (advantages, offsets) = apply_stages(tr, samples, &rewards, m)?;
-    for ((s, a), o) in samples.iter_mut().zip(advantages).zip(offsets) {
+    let (advantages, offsets, coef) = apply_stages(tr, samples, &rewards, m)?;
+    for (((s, a), o), c) in samples.iter_mut().zip(advantages).zip(offsets).zip(coef) {
         s.advantage = a;
         s.token_offsets = o;
+        s.token_coef = c;
     }
     let groups = samples.len() / g;
     let zero = samples
@@ -86,15 +87,16 @@ fn shape_rewards(
 /// The `[stages]` pipeline (reward composition, estimator, shapers; rlvr-objectives'
 /// `StagesConfig::apply`, which advances the stages' state once). Returns per-sequence
 /// advantages times loss weights, and per sample its per-token advantage offsets (SRaR's step
-/// offsets mapped to response tokens plus the stages' token offsets (CEPO, OPPO) plus the dense
-/// code reward's line penalties (`exec_credit.rs`), times the same loss weight; empty without
-/// them).
+/// offsets mapped to response tokens plus the stages' token offsets (CEPO, OPPO, AMR-SD) plus the
+/// dense code reward's line penalties (`exec_credit.rs`), times the same loss weight; empty
+/// without them), and per sample its per-token loss coefficients (DelTA; empty without them).
+#[allow(clippy::type_complexity)]
 fn apply_stages(
     tr: &mut Trainer,
     samples: &[Sample],
     rewards: &[f32],
     m: &mut Metrics,
-) -> Result<(Vec<f32>, Vec<Vec<f32>>)> {
+) -> Result<(Vec<f32>, Vec<Vec<f32>>, Vec<Vec<f32>>)> {
     let g = tr.config.rollout.group_size;
     let passed: Vec<bool> = samples.iter().map(|s| s.passed).collect();
     let extracted: Vec<Option<String>> = samples.iter().map(|s| s.extracted.clone()).collect();
@@ -125,7 +127,13 @@ fn apply_stages(
         None => None,
     };
     let credit = token_credit::inputs(tr, samples, m)?;
+    let response_tokens: Option<Vec<Vec<u32>>> = tr
+        .config
+        .stages
+        .delta
+        .map(|_| samples.iter().map(|s| s.response.clone()).collect());
     let input = StageInput {
+        response_tokens: response_tokens.as_deref(),
         cepo_delta: credit.cepo_delta.as_deref(),
         token_logp: credit.token_logp.as_deref(),
         oracle_logp: credit.oracle_logp.as_deref(),
@@ -140,11 +148,13 @@ fn apply_stages(
         step_judgments: judgments.as_deref(),
         ..StageInput::new(rewards, g)
     };
+    let t = std::time::Instant::now();
     let out = tr.config.stages.apply(
         &input,
         &tr.config.objective.advantage_config(),
         &mut tr.state.shaping,
     )?;
+    m.insert("time/stages_s".into(), t.elapsed().as_secs_f64());
     for (k, v) in &out.metrics {
         m.insert(format!("stages/{k}"), *v);
     }
@@ -187,5 +197,5 @@ fn apply_stages(
         "advantage/abs_mean".into(),
         mean(out.weighted_advantages().iter().map(|a| f64::from(a.abs()))),
     );
-    Ok((out.weighted_advantages(), offsets))
+    Ok((out.weighted_advantages(), offsets, out.token_weights))
 }

@@ -94,7 +94,9 @@ pub fn update(
                 LossContext::new(step_seed(cfg.seed, step, 1000 + epoch * 100 + mb), step)
                     .with_max_response_len(cfg.rollout.max_new_tokens)
                     .with_zero_adv_group_frac(zero_group_frac);
-            let totals = packs.iter().map(|p| BatchTotals::of(&p.mask));
+            let totals = packs
+                .iter()
+                .map(|p| BatchTotals::of_weighted(&p.mask, p.token_coef.as_ref()));
             if packs.len() > 1
                 && let Some(totals) = totals.reduce(BatchTotals::plus)
             {
@@ -123,6 +125,11 @@ pub fn update(
                         scores.entropy.detach()
                     }),
                 )?;
+                // DelTA: the self-normalized surrogate over the stages' token coefficients.
+                let policy_batch = match packed.token_coef {
+                    Some(c) => policy_batch.with_token_coef(c)?,
+                    None => policy_batch,
+                };
                 let out = cfg.objective.loss(&policy_batch, &ctx)?;
                 loss_value += f64::from(out.loss.clone().into_scalar::<f32>());
                 part_metrics.push((out.metrics, part_tokens));
