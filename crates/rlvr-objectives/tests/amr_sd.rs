@@ -2,6 +2,10 @@
 //! over tokens, written from the spec formulas) to 1e-6, hand-checked cases, the stage inside
 //! `StagesConfig::apply`, and its refusals.
 
+mod common;
+
+use common::{floats, rows};
+
 use rlvr_objectives::shaping::{AmrSdConfig, amr_sd, amr_sd_multipliers};
 use rlvr_objectives::{AdvantageConfig, Error, ShapingState, StageInput, StagesConfig};
 use serde_json::Value;
@@ -10,18 +14,6 @@ const TOL: f64 = 1e-6;
 
 fn fixture() -> Value {
     serde_json::from_str(include_str!("fixtures/amr_sd_golden.json")).expect("fixture parses")
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap() as f32)
-        .collect()
-}
-
-fn rows(v: &Value) -> Vec<Vec<f32>> {
-    v.as_array().unwrap().iter().map(floats).collect()
 }
 
 fn f64s(v: &Value) -> Vec<f64> {

@@ -5,7 +5,7 @@
 mod common;
 
 use burn::tensor::Device;
-use common::{floats, grad_of, small_batch};
+use common::{floats, grad_of, rows, small_batch};
 use rlvr_objectives::shaping::{DeltaConfig, DeltaScope, delta};
 use rlvr_objectives::{
     AdvantageConfig, LossContext, ObjectiveConfig, ShapingState, StageInput, StagesConfig,
@@ -31,10 +31,6 @@ fn ids(v: &Value) -> Vec<Vec<u32>> {
                 .collect()
         })
         .collect()
-}
-
-fn rows(v: &Value) -> Vec<Vec<f32>> {
-    v.as_array().unwrap().iter().map(floats).collect()
 }
 
 fn close_rows(got: &[Vec<f32>], want: &[Vec<f32>], what: &str) {

@@ -1,17 +1,13 @@
 //! DPO against `scripts/reference_dpo.py` (PyTorch autograd, float64): loss, gradients with
 //! respect to the policy's sequence log-probs, and metrics, to 1e-5 (relative for the loss).
 
+mod common;
+
+use common::floats;
+
 use burn::tensor::{Device, Tensor};
 use rlvr_objectives::{DpoConfig, Error, dpo_loss, sequence_logp, tensor_from_rows};
 use serde_json::Value;
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap() as f32)
-        .collect()
-}
 
 fn close(a: f64, b: f64, what: &str) {
     assert!(

@@ -1,6 +1,10 @@
 //! Golden values and edge cases of the advantage-shaping stages, against
 //! `scripts/reference_shaping.py` (numpy float64, written from the spec formulas), to 1e-5.
 
+mod common;
+
+use common::floats;
+
 use std::collections::BTreeSet;
 
 use rlvr_objectives::shaping::{
@@ -16,14 +20,6 @@ const TOL: f64 = 1e-5;
 
 fn fixture() -> Value {
     serde_json::from_str(include_str!("fixtures/shaping_golden.json")).expect("fixture parses")
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap() as f32)
-        .collect()
 }
 
 /// The fixture's input arrays, owned, so that a `StageInput` can borrow them.

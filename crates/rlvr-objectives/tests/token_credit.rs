@@ -2,6 +2,10 @@
 //! float64, vectorized over tokens, written from the spec formulas) to 1e-6, hand-checked cases,
 //! OPPO's telescoping identity, and the stages' refusals.
 
+mod common;
+
+use common::{floats, rows};
+
 use rlvr_objectives::shaping::{
     CepoConfig, CepoSchedule, OppoConfig, cepo_token_advantages, oppo_token_advantages,
 };
@@ -12,18 +16,6 @@ const TOL: f64 = 1e-6;
 
 fn fixture() -> Value {
     serde_json::from_str(include_str!("fixtures/token_credit_golden.json")).expect("fixture parses")
-}
-
-fn floats(v: &Value) -> Vec<f32> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap() as f32)
-        .collect()
-}
-
-fn rows(v: &Value) -> Vec<Vec<f32>> {
-    v.as_array().unwrap().iter().map(floats).collect()
 }
 
 fn close(got: &[f64], want: &[f64], what: &str) {

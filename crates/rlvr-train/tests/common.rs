@@ -143,3 +143,26 @@ pub fn trainer(config: &RunConfig) -> (rlvr_train::trainer::Trainer, PathBuf) {
     .unwrap();
     (tr, dir)
 }
+
+/// The metric `key` of one step's metrics; panics naming the key when it is missing.
+#[allow(dead_code)]
+pub fn get(m: &Metrics, key: &str) -> f64 {
+    *m.get(key)
+        .unwrap_or_else(|| panic!("metric {key} missing: {m:?}"))
+}
+
+/// A knob is live: the first rollout equals the other run's (same seed, same policy) and the
+/// first update differs from it.
+#[allow(dead_code)]
+pub fn assert_live(h: &[Metrics], against: &[Metrics], what: &str) {
+    assert_eq!(
+        get(&h[0], "reward/mean"),
+        get(&against[0], "reward/mean"),
+        "{what}: the first rollout must be the same"
+    );
+    assert_ne!(
+        get(&h[0], "optim/grad_norm"),
+        get(&against[0], "optim/grad_norm"),
+        "{what}: the update equals the other run's"
+    );
+}

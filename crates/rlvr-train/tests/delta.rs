@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::{assert_live, get};
+
 use std::sync::OnceLock;
 
 use rlvr_train::RunConfig;
@@ -29,25 +31,6 @@ fn baseline() -> &'static [Metrics] {
 fn with_delta() -> &'static [Metrics] {
     static H: OnceLock<Vec<Metrics>> = OnceLock::new();
     H.get_or_init(|| run(&["stages.delta={}"]))
-}
-
-fn get(m: &Metrics, key: &str) -> f64 {
-    *m.get(key)
-        .unwrap_or_else(|| panic!("metric {key} missing: {m:?}"))
-}
-
-/// The first rollout is the other run's (same seed, same policy) and the first update differs.
-fn assert_live(h: &[Metrics], against: &[Metrics], what: &str) {
-    assert_eq!(
-        get(&h[0], "reward/mean"),
-        get(&against[0], "reward/mean"),
-        "{what}: the first rollout must be the same"
-    );
-    assert_ne!(
-        get(&h[0], "optim/grad_norm"),
-        get(&against[0], "optim/grad_norm"),
-        "{what}: the update equals the other run's"
-    );
 }
 
 /// DelTA scores mixed groups every step and moves the update; its coefficients stay in

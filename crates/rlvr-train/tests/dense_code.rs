@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::get;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -69,11 +71,6 @@ fn run(extra: &[&str]) -> Vec<Metrics> {
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     common::train_quiet(&dir, &refs);
     common::history(&dir)
-}
-
-fn get(m: &Metrics, key: &str) -> f64 {
-    *m.get(key)
-        .unwrap_or_else(|| panic!("metric {key} missing: {m:?}"))
 }
 
 fn dense_base() -> &'static [Metrics] {

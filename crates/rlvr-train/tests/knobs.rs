@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::get;
+
 use std::sync::OnceLock;
 
 use rlvr_objectives::ObjectiveConfig;
@@ -43,11 +45,6 @@ fn baseline() -> &'static [Metrics] {
         );
         h
     })
-}
-
-fn get(m: &Metrics, key: &str) -> f64 {
-    *m.get(key)
-        .unwrap_or_else(|| panic!("metric {key} missing: {m:?}"))
 }
 
 /// A run of objective `kind` (its registry defaults, the overlong window fitted to 6 tokens).

@@ -5,10 +5,12 @@
 
 mod common;
 
+use common::get;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rlvr_train::metrics::{Metrics, read_metrics};
+use rlvr_train::metrics::read_metrics;
 use rlvr_train::tensorboard::{EventBody, FILE_PREFIX, read_events, read_scalars};
 use rlvr_train::{RunOptions, checkpoint, train};
 
@@ -64,11 +66,6 @@ fn completion_rows(run: &Path, step: usize) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-fn get(m: &Metrics, key: &str) -> f64 {
-    *m.get(key)
-        .unwrap_or_else(|| panic!("metric {key} missing: {m:?}"))
 }
 
 /// One run with every output on: 4 steps, evaluation every 2 with k = 3, completions every 2.

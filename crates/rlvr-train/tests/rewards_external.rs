@@ -9,6 +9,8 @@
 
 mod common;
 
+use common::get;
+
 use std::path::Path;
 
 use rlvr_train::metrics::Metrics;
@@ -21,11 +23,6 @@ fn run(extra: &[String]) -> Vec<Metrics> {
     let dir = tmp.path().join("run");
     common::train_quiet(&dir, &refs);
     common::history(&dir)
-}
-
-fn get(m: &Metrics, key: &str) -> f64 {
-    *m.get(key)
-        .unwrap_or_else(|| panic!("metric {key} missing: {m:?}"))
 }
 
 fn example() -> String {

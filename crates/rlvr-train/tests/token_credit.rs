@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::{assert_live, get};
+
 use std::sync::OnceLock;
 
 use rlvr_train::RunConfig;
@@ -23,25 +25,6 @@ fn run(extra: &[&str]) -> Vec<Metrics> {
 fn baseline() -> &'static [Metrics] {
     static BASE: OnceLock<Vec<Metrics>> = OnceLock::new();
     BASE.get_or_init(|| run(&[]))
-}
-
-fn get(m: &Metrics, key: &str) -> f64 {
-    *m.get(key)
-        .unwrap_or_else(|| panic!("metric {key} missing: {m:?}"))
-}
-
-/// The first rollout is the baseline's (same seed, same policy) and the first update differs.
-fn assert_live(h: &[Metrics], against: &[Metrics], what: &str) {
-    assert_eq!(
-        get(&h[0], "reward/mean"),
-        get(&against[0], "reward/mean"),
-        "{what}: the first rollout must be the same"
-    );
-    assert_ne!(
-        get(&h[0], "optim/grad_norm"),
-        get(&against[0], "optim/grad_norm"),
-        "{what}: the update equals the other run's"
-    );
 }
 
 /// CEPO with a constant λ scores two conditioned passes every step and moves the update; its

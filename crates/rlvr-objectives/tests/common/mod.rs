@@ -21,6 +21,11 @@ pub fn floats(v: &Value) -> Vec<f32> {
         .collect()
 }
 
+/// One float vector per element of a JSON array of arrays (per-token values per sequence).
+pub fn rows(v: &Value) -> Vec<Vec<f32>> {
+    v.as_array().expect("array").iter().map(floats).collect()
+}
+
 /// The fixture's input `name` as a `[B, T]` tensor.
 pub fn input(fx: &Value, name: &str, device: &Device) -> Tensor<2> {
     let dims = [
