@@ -377,3 +377,32 @@ fn peft_loads_our_adapter() {
     assert!(stdout.contains("peft check: ok"), "{stdout}");
     println!("{stdout}");
 }
+
+/// `with_lora_seeded` draws `A` from its seed alone: the same seed gives the same adapter file
+/// whatever the device RNG did in between (other code in the process seeds and draws from it),
+/// and another seed gives another adapter.
+#[test]
+fn a_seeded_adapter_ignores_the_device_rng() {
+    let device = Device::flex();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = config(4, &["q_proj", "v_proj"]);
+    let adapter_bytes = |seed: u64, device_seed: u64, name: &str| {
+        device.seed(device_seed);
+        let _ = Tensor::<2>::random(
+            [8, 8],
+            burn::tensor::Distribution::Normal(0.0, 1.0),
+            &device,
+        );
+        let model = base(&device).with_lora_seeded(&cfg, seed).unwrap();
+        let dir = tmp.path().join(name);
+        save_adapter(&model, &cfg, None, &dir).unwrap();
+        std::fs::read(dir.join(ADAPTER_WEIGHTS_FILE)).unwrap()
+    };
+    let first = adapter_bytes(7, 1, "a");
+    assert_eq!(
+        first,
+        adapter_bytes(7, 2, "b"),
+        "same seed, other device RNG"
+    );
+    assert_ne!(first, adapter_bytes(8, 1, "c"), "another seed");
+}

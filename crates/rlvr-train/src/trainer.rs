@@ -93,10 +93,9 @@ impl Trainer {
         eval_set: Vec<Example>,
     ) -> Result<Self> {
         let model = match &config.lora {
-            Some(lora) if !model.has_lora() => {
-                device.seed(config.seed);
-                model.with_lora(lora)?
-            }
+            // A from the run's seed on the host: parallel runs in one process (tests) share the
+            // device RNG.
+            Some(lora) if !model.has_lora() => model.with_lora_seeded(lora, config.seed)?,
             _ => model,
         };
         // Under LoRA the frozen base may be stored narrower (trainable weights never are).

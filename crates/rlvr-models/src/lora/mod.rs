@@ -11,12 +11,15 @@
 mod peft;
 
 use burn::module::{Module, Param};
-use burn::tensor::{Distribution, Tensor};
+use burn::tensor::{Distribution, Tensor, TensorData};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::CausalLm;
 use crate::projection::Projection;
+use crate::sampler::splitmix64;
 
 pub use peft::{ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, load_adapter, save_adapter};
 
@@ -141,6 +144,31 @@ impl CausalLm {
                     Distribution::Uniform(-bound, bound),
                     &device,
                 ),
+                Tensor::zeros([config.rank, d_out], &device),
+            ))
+        })
+    }
+
+    /// [`with_lora`](Self::with_lora) with `A` drawn on the host from `seed` (one generator per
+    /// module, seeded from `seed` and the module's name), so the adapter does not depend on the
+    /// device RNG, which is shared by everything in the process that draws from the device.
+    ///
+    /// # Errors
+    /// As [`with_lora`](Self::with_lora).
+    pub fn with_lora_seeded(self, config: &LoraConfig, seed: u64) -> Result<Self> {
+        config.validate()?;
+        let device = self.device();
+        self.attach(config, |module, d_in, d_out| {
+            let bound = 1.0 / (d_in as f64).sqrt();
+            let name_hash = module
+                .bytes()
+                .fold(0u64, |h, b| splitmix64(h ^ u64::from(b)));
+            let mut rng = StdRng::seed_from_u64(splitmix64(seed ^ name_hash));
+            let values: Vec<f32> = (0..d_in * config.rank)
+                .map(|_| rng.random_range(-bound..bound) as f32)
+                .collect();
+            Ok((
+                Tensor::from_data(TensorData::new(values, [d_in, config.rank]), &device),
                 Tensor::zeros([config.rank, d_out], &device),
             ))
         })
