@@ -473,3 +473,15 @@ fn bad_dense_configs_are_refused() {
     let toml_err = toml::from_str::<CodeConfig>("[dense]\nweight = 1").unwrap_err();
     assert!(toml_err.to_string().contains("weight"));
 }
+
+/// The known hole (crates/rlvr-verifiers/README.md): a program that does nothing must not earn
+/// more than r_syntax. With the spec's weights it earns syntax + style + security + exec =
+/// (0.1 + 0.1 + 0.1 + 0.2) / 1 = 0.5 today, because the tests' `NameError` is raised in the test,
+/// not in the program; the fix (gating style, security and exec on a passed test) is not built.
+#[test]
+#[ignore = "known reward hole, fix not built: an empty program scores 0.5 (see the verifiers README)"]
+fn an_empty_program_earns_no_more_than_compiling() {
+    let v = verifier(DenseConfig::default())
+        .verify("```python\npass\n```", &tests(&["assert add(1, 2) == 3"]));
+    assert!(v.reward <= 0.1 + 1e-6, "empty program: R = {}", v.reward);
+}
