@@ -6,6 +6,7 @@
 mod bench_compare;
 mod gen_chat_data;
 mod gen_data;
+mod gen_k2v;
 mod plexrl;
 
 use std::path::Path;
@@ -33,6 +34,7 @@ Tasks:
   serve ARGS       --model DIR [--host H] [--port P] [--max-batch N] [--served-model-name NAME]:
                    the OpenAI-compatible server (rlvr-serve)
   gen-data         regenerate the bundled tasks in datasets/arith/ and datasets/arith-chat/
+  gen-k2v          regenerate the K2V knowledge graph and its questions in datasets/k2v/
   bench-compare [ARGS]  rlvr-rs side by side with PyTorch / math-verify; writes docs/benchmarks.md
                    (--rounds N, --quick, --only W[,W..]; see `cargo xtask bench-compare --help`)
   plexrl [ARGS]    PlexRL cluster-multiplexing simulator on measured step timelines
@@ -68,6 +70,10 @@ fn run() -> Result<()> {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
             gen_data::write(&datasets.join("arith"))?;
             gen_chat_data::write(&datasets.join("arith-chat"))
+        }
+        "gen-k2v" => {
+            let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+            gen_k2v::write(&datasets.join("k2v"))
         }
         "bench-compare" => bench_compare::run(&rest),
         "plexrl" => plexrl::run(&rest),

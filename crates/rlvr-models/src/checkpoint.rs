@@ -115,67 +115,110 @@ pub(crate) fn replace_dir<K: Fn(&str) -> bool>(
     Ok(())
 }
 
-/// Every parameter of `model` under its HF name, in HF shape (`[out, in]` for projections).
-pub fn hf_tensors(model: &CausalLm) -> Vec<(String, Vec<usize>, Vec<f32>)> {
-    fn flat<const D: usize>(p: &Param<Tensor<D>>) -> (Vec<usize>, Vec<f32>) {
-        let t = p.val();
-        let shape = t.dims().to_vec();
-        (
-            shape,
-            t.into_data()
-                .convert::<f32>()
-                .try_into_vec::<f32>()
-                .expect("f32 data"),
-        )
+/// One parameter of a model under its HF name and in HF shape, whose row-major f32 data is
+/// made only when asked for ([`HfTensor::data`]): a checkpoint writer then holds one tensor's
+/// copy at a time instead of the whole model's.
+pub(crate) struct HfTensor<'a> {
+    name: String,
+    shape: Vec<usize>,
+    make: Box<dyn Fn() -> Vec<f32> + 'a>,
+}
+
+impl HfTensor<'_> {
+    /// The tensor's data, row-major in HF layout (a projection's weight transposed to
+    /// `[out, in]`, a LoRA adapter folded into it).
+    fn data(&self) -> Vec<f32> {
+        (self.make)()
     }
-    let mut out = Vec::new();
-    let mut push =
-        |name: String, (shape, data): (Vec<usize>, Vec<f32>)| out.push((name, shape, data));
-    // A LoRA adapter is folded into its weight: the directory is the full fine-tuned model.
-    let linear = |l: &Projection| {
-        let w = l.merged_weight(); // [in, out]
-        let [d_in, d_out] = w.dims();
-        let data = w
+}
+
+/// Every parameter of `model` under its HF name, in HF shape (`[out, in]` for projections),
+/// each made on demand.
+fn hf_tensor_plan(model: &CausalLm) -> Vec<HfTensor<'_>> {
+    fn flat<const D: usize>(p: &Param<Tensor<D>>) -> Vec<f32> {
+        p.val()
             .into_data()
             .convert::<f32>()
             .try_into_vec::<f32>()
-            .expect("f32 data");
-        (
-            (vec![d_out, d_in], transposed(&data, d_in, d_out)),
-            l.bias.as_ref().map(flat),
-        )
-    };
+            .expect("f32 data")
+    }
+    fn tensor<'a, const D: usize>(name: String, p: &'a Param<Tensor<D>>) -> HfTensor<'a> {
+        HfTensor {
+            name,
+            shape: p.shape().dims::<D>().to_vec(),
+            make: Box::new(move || flat(p)),
+        }
+    }
+    // A LoRA adapter is folded into its weight: the directory is the full fine-tuned model.
+    fn weight(name: String, l: &Projection) -> HfTensor<'_> {
+        let (d_in, d_out) = l.dims();
+        HfTensor {
+            name,
+            shape: vec![d_out, d_in],
+            make: Box::new(move || {
+                let data = l
+                    .merged_weight() // [in, out]
+                    .into_data()
+                    .convert::<f32>()
+                    .try_into_vec::<f32>()
+                    .expect("f32 data");
+                transposed(&data, d_in, d_out)
+            }),
+        }
+    }
     let m = &model.model;
-    push(
+    let mut out = vec![tensor(
         "model.embed_tokens.weight".into(),
-        flat(&m.embed_tokens.weight),
-    );
+        &m.embed_tokens.weight,
+    )];
     for (i, layer) in m.layers.iter().enumerate() {
         for (name, l) in layer.projections() {
-            let (w, b) = linear(l);
-            push(format!("model.layers.{i}.{name}.weight"), w);
-            if let Some(b) = b {
-                push(format!("model.layers.{i}.{name}.bias"), b);
+            out.push(weight(format!("model.layers.{i}.{name}.weight"), l));
+            if let Some(b) = &l.bias {
+                out.push(tensor(format!("model.layers.{i}.{name}.bias"), b));
             }
         }
-        push(
+        out.push(tensor(
             format!("model.layers.{i}.input_layernorm.weight"),
-            flat(&layer.input_layernorm.weight),
-        );
-        push(
+            &layer.input_layernorm.weight,
+        ));
+        out.push(tensor(
             format!("model.layers.{i}.post_attention_layernorm.weight"),
-            flat(&layer.post_attention_layernorm.weight),
-        );
+            &layer.post_attention_layernorm.weight,
+        ));
     }
-    push("model.norm.weight".into(), flat(&m.norm.weight));
+    out.push(tensor("model.norm.weight".into(), &m.norm.weight));
     if let Some(head) = &model.lm_head {
-        push("lm_head.weight".into(), linear(head).0);
+        out.push(weight("lm_head.weight".into(), head));
     }
     out
 }
 
+/// Every parameter of `model` under its HF name, in HF shape (`[out, in]` for projections).
+pub fn hf_tensors(model: &CausalLm) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+    hf_tensor_plan(model)
+        .into_iter()
+        .map(|t| {
+            let data = t.data();
+            (t.name, t.shape, data)
+        })
+        .collect()
+}
+
+/// Streams `model`'s weights into one safetensors file: each tensor is exported and converted
+/// when the writer reaches it, so the write holds one tensor's copy at a time.
 fn write_weights(model: &CausalLm, path: &Path) -> Result<()> {
-    write_safetensors(&hf_tensors(model), path)
+    let plan = hf_tensor_plan(model);
+    let views = plan.iter().map(|t| {
+        (
+            t.name.clone(),
+            F32View {
+                shape: t.shape.clone(),
+                source: F32Source::Made(t),
+            },
+        )
+    });
+    serialize_f32(views, path)
 }
 
 /// Writes f32 tensors `(HF name, shape, row-major data)` as one safetensors file with the
@@ -184,25 +227,64 @@ pub(crate) fn write_safetensors(
     tensors: &[(String, Vec<usize>, Vec<f32>)],
     path: &Path,
 ) -> Result<()> {
-    let st_err = |e: safetensors::SafeTensorError| Error::Safetensors {
+    let views = tensors.iter().map(|(name, shape, data)| {
+        (
+            name.clone(),
+            F32View {
+                shape: shape.clone(),
+                source: F32Source::Slice(data),
+            },
+        )
+    });
+    serialize_f32(views, path)
+}
+
+/// Where an [`F32View`]'s values come from.
+enum F32Source<'a> {
+    /// Values already in memory.
+    Slice(&'a [f32]),
+    /// A model parameter, exported when the writer reaches it.
+    Made(&'a HfTensor<'a>),
+}
+
+/// An f32 tensor as safetensors writes it: its little-endian bytes are made when the writer
+/// asks for them (one tensor at a time) and dropped once written.
+struct F32View<'a> {
+    shape: Vec<usize>,
+    source: F32Source<'a>,
+}
+
+impl safetensors::View for F32View<'_> {
+    fn dtype(&self) -> Dtype {
+        Dtype::F32
+    }
+
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    fn data(&self) -> std::borrow::Cow<'_, [u8]> {
+        let le = |values: &[f32]| values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        std::borrow::Cow::Owned(match &self.source {
+            F32Source::Slice(values) => le(values),
+            F32Source::Made(t) => le(&t.data()),
+        })
+    }
+
+    fn data_len(&self) -> usize {
+        self.shape.iter().product::<usize>() * std::mem::size_of::<f32>()
+    }
+}
+
+fn serialize_f32<'a>(
+    views: impl Iterator<Item = (String, F32View<'a>)>,
+    path: &Path,
+) -> Result<()> {
+    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
+    safetensors::serialize_to_file(views, Some(metadata), path).map_err(|e| Error::Safetensors {
         path: path.to_owned(),
         message: e.to_string(),
-    };
-    let bytes: Vec<Vec<u8>> = tensors
-        .iter()
-        .map(|(_, _, d)| d.iter().flat_map(|x| x.to_le_bytes()).collect())
-        .collect();
-    let views = tensors
-        .iter()
-        .zip(&bytes)
-        .map(|((name, shape, _), b)| {
-            safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), b)
-                .map(|v| (name.clone(), v))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(st_err)?;
-    let metadata = HashMap::from([("format".to_owned(), "pt".to_owned())]);
-    safetensors::serialize_to_file(views, Some(metadata), path).map_err(st_err)
+    })
 }
 
 /// Reads tensors by HF name from one or several safetensors files.

@@ -1,5 +1,5 @@
 //! The optimizer the training loop holds: burn's `ModuleOptimizer` with the routed groups, plus
-//! the routing report and state save/load as bytes.
+//! the routing report and state save/load (to a file, streamed, or as bytes).
 
 use burn::module::Module;
 use burn::optim::{GradientsParams, ModuleOptimizer};
@@ -51,6 +51,34 @@ impl RlvrOptimizer {
             action: "save",
             reason: e.to_string(),
         })
+    }
+
+    /// Writes the optimizer state to `path` as a burnpack file (atomically: a scratch file
+    /// renamed into place). The tensors are streamed to the file, so unlike
+    /// [`to_bytes`](Self::to_bytes) no buffer of the whole container is built: the write holds
+    /// one copy of the state (burn's record), not two.
+    ///
+    /// # Errors
+    /// [`Error::State`] when burn cannot serialise the record or write the file.
+    pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        self.inner.save(path).map_err(|e| Error::State {
+            action: "save",
+            reason: format!("{}: {e}", path.display()),
+        })
+    }
+
+    /// Replaces the optimizer state with the one [`save`](Self::save) wrote to `path` (or
+    /// [`to_bytes`](Self::to_bytes) returned, written to a file); see
+    /// [`load_bytes`](Self::load_bytes).
+    ///
+    /// # Errors
+    /// [`Error::State`] when the file cannot be read or is not a burnpack optimizer record.
+    pub fn load(&mut self, path: &std::path::Path) -> Result<()> {
+        self.inner = self.inner.clone().load(path).map_err(|e| Error::State {
+            action: "load",
+            reason: format!("{}: {e}", path.display()),
+        })?;
+        Ok(())
     }
 
     /// Replaces the optimizer state with one saved by [`to_bytes`](Self::to_bytes) of an

@@ -250,9 +250,8 @@ impl Trainer {
                 let base = base.to_string_lossy();
                 save_adapter(self.model(), lora, Some(&base), &dir.join(ADAPTER_DIR))?;
             }
-            let bytes = self.optimizer.to_bytes()?;
-            let path = dir.join("optimizer.bin");
-            std::fs::write(&path, &*bytes).map_err(|e| Error::io(&path, e))?;
+            // Streamed to the file: no buffer of the whole state besides burn's record.
+            self.optimizer.save(&dir.join("optimizer.bin"))?;
             // Prompts drawn for prefetched rounds are not trained on yet: a resumed run draws
             // them again.
             let mut state = self.state.clone();
@@ -271,8 +270,13 @@ impl Trainer {
     /// that keeps a reference (the resumed policy is not the reference).
     pub fn restore(&mut self, checkpoint: &Path) -> Result<()> {
         let path = checkpoint.join("optimizer.bin");
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        self.optimizer.load_bytes(&bytes)?;
+        if !path.is_file() {
+            return Err(Error::io(
+                &path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no optimizer state"),
+            ));
+        }
+        self.optimizer.load(&path)?;
         self.state = checkpoint::read_state(checkpoint)?;
         if self.reference.is_some() {
             let dir = checkpoint.join(REFERENCE_DIR);

@@ -61,7 +61,10 @@ pub fn verify_texts(
 }
 
 /// Scores samples of `dataset` (`Sample::example` indexes it) with `verifier`: sets `reward`,
-/// `passed` and `extracted` on each, returns the rewards, and counts failures in `m`. A
+/// `passed` and `extracted` on each, returns the rewards, and counts in `m` the verdicts the
+/// verifier could not give (`verify/errors`: a sandbox failure, a bad reply of a reward
+/// program or service), the timeouts (`verify/timeouts`) and the programs that crashed
+/// (`verify/crashed`: a syntax error, an exception while loading; wrong answers). A
 /// `composite` verifier's part rewards are logged as `reward/part/<name>`: the mean over every
 /// sample the step scored (all dynamic-sampling rounds), whose count is `verify/part_samples`.
 /// The dense code reward's penalty spans go on the samples; its analyzer time
@@ -88,7 +91,7 @@ pub fn score(
     }
     let verdicts = verify_batch(Arc::clone(verifier), &items, config.item_time_limit());
     let mut rewards = vec![0.0f32; samples.len()];
-    let (mut errors, mut timeouts) = (samples.len() - idx.len(), 0usize);
+    let (mut errors, mut timeouts, mut crashed) = (samples.len() - idx.len(), 0usize, 0usize);
     let mut part_sums: Vec<(String, f64, usize)> = Vec::new();
     let mut dense = (0.0f64, 0usize, 0usize);
     for (i, v) in idx.into_iter().zip(verdicts) {
@@ -113,9 +116,12 @@ pub fn score(
         }
         match v.outcome {
             Outcome::Timeout => timeouts += 1,
-            // A program that crashed, or a verifier that could not judge (a bad reply of a
-            // reward program or service, a sandbox failure).
-            Outcome::Crashed | Outcome::Error => errors += 1,
+            // A program that crashed (a syntax error, an exception while loading): the
+            // response's failure, scored as any wrong answer is.
+            Outcome::Crashed => crashed += 1,
+            // A verifier that could not judge (a bad reply of a reward program or service, a
+            // sandbox failure): not the response's fault.
+            Outcome::Error => errors += 1,
             _ => {}
         }
         rewards[i] = if v.reward.is_finite() {
@@ -135,6 +141,7 @@ pub fn score(
         *m.entry("dense/samples".into()).or_default() += dense.2 as f64;
     }
     *m.entry("verify/errors".into()).or_default() += errors as f64;
+    *m.entry("verify/crashed".into()).or_default() += crashed as f64;
     *m.entry("verify/timeouts".into()).or_default() += timeouts as f64;
     if let Some(&(_, _, n)) = part_sums.first() {
         // Every part is scored on the same samples; earlier calls of this step are folded in.

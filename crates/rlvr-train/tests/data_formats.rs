@@ -305,3 +305,79 @@ fn a_mapping_to_a_missing_field_stops_the_run_at_load() {
     // Stopped before the warm start and the first step: nothing was written.
     assert!(!run_dir.join("metrics.jsonl").exists());
 }
+
+/// `data.prompt_template`, `data.train_rows` and `data.eval_rows`: loading keeps the sliced
+/// records and writes the templated prompts (checked record by record against the file), and
+/// each knob changes a run: the held-out prompts are rows 5–8 of the test file, and a
+/// template (`0+a±b=`, same answers) or a training slice gives another first update.
+#[test]
+fn prompt_template_and_row_slices_reach_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let dir = tmp.path().join(name);
+        let mut sets = vec!["train.steps=1", "eval.every=0", "checkpoint.every=0"];
+        sets.extend_from_slice(extra);
+        common::train_quiet(&dir, &sets);
+        (dir.clone(), common::history(&dir))
+    };
+    let template = "data.prompt_template=\"0+{{ prompt }}\"";
+    let rows = ["data.train_rows=\"0:8\"", "data.eval_rows=\"5:9\""];
+    let mut sets = vec![template];
+    sets.extend_from_slice(&rows);
+    let config = common::tiny_config(tmp.path(), &sets);
+    let (train, eval) = rlvr_train::run::load::load_data(&config).unwrap();
+    let file = |name: &str| -> Vec<serde_json::Value> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/arith/");
+        std::fs::read_to_string(format!("{path}{name}"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (train_file, test_file) = (file("train.jsonl"), file("test.jsonl"));
+    assert_eq!(train.len(), 8);
+    for (ex, record) in train.iter().zip(&train_file[..8]) {
+        assert_eq!(ex.id, record["id"].as_str().unwrap());
+        let want = format!("0+{}", record["prompt"].as_str().unwrap());
+        assert_eq!(ex.prompt.as_deref(), Some(want.as_str()));
+    }
+    let eval_ids: Vec<&str> = eval.iter().map(|e| e.id.as_str()).collect();
+    let want: Vec<&str> = test_file[5..9]
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(eval_ids, want);
+
+    let (_, base) = run("base", &[]);
+    let (_, templated) = run("template", &[template]);
+    let (dir, sliced) = run("rows", &rows);
+    let evaluated: Vec<String> = std::fs::read_to_string(dir.join("eval-base.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+        .map(|id| id.trim_matches('"').to_string())
+        .collect();
+    assert_eq!(evaluated, want);
+    for (h, what) in [
+        (&templated, "data.prompt_template"),
+        (&sliced, "data.train_rows"),
+    ] {
+        assert_ne!(
+            common::get(&h[0], "optim/grad_norm"),
+            common::get(&base[0], "optim/grad_norm"),
+            "{what} is inert"
+        );
+    }
+    let refused = |set: &str, key: &str| {
+        let err = RunConfig::load(None, &[set.to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(key), "{set}: {err}");
+    };
+    refused("data.train_rows=\"9:3\"", "data.train_rows");
+    refused("data.eval_rows=\"x\"", "data.eval_rows");
+    refused(
+        "data.prompt_template=\"{{ prompt \"",
+        "data.prompt_template",
+    );
+}

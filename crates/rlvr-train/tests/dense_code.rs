@@ -105,6 +105,9 @@ fn dense_reward_reaches_the_tokens() {
     assert!(get(dense, "dense/penalty_abs_mean") > 0.0);
     assert!(get(dense, "advantage/token_offset_abs_mean") > 0.0);
     assert!(!plain.contains_key("dense/findings"));
+    // Broken programs are the responses' failures (`verify/crashed`), not the verifier's.
+    assert!(get(plain, "verify/crashed") > 0.0);
+    assert_eq!(get(plain, "verify/errors"), 0.0);
     let no_tokens = &run(&["verifier.dense={ kappa = 0 }"])[0];
     assert_eq!(get(no_tokens, "reward/mean"), get(dense, "reward/mean"));
     assert!(!no_tokens.contains_key("dense/penalty_abs_mean"));
@@ -129,6 +132,7 @@ fn dense_knobs_are_live() {
         "verifier.dense={ sec_scale = 1 }",
         "verifier.dense={ kappa = 3 }",
         "verifier.dense={ max_line_length = 4 }",
+        "verifier.dense={ require_pass = false }",
     ] {
         let m = &run(&[knob])[0];
         assert_ne!(

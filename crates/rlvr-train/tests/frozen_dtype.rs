@@ -1,5 +1,5 @@
-//! `train.frozen_dtype`: the weights a run does not train, stored as bf16. A KL reference
-//! takes half the bytes and is the policy rounded to bf16 (so the KL at the first step, before
+//! `train.frozen_dtype`: the weights a run does not train, stored as bf16 (or f16). A KL
+//! reference takes half the bytes and is the policy rounded to bf16 (so the KL at the first step, before
 //! any update, is the rounding's instead of 0); under `[lora]` the policy's frozen base is
 //! narrowed (its adapters stay f32) and the reference shares it; a run without frozen weights
 //! refuses the key.
@@ -33,7 +33,7 @@ fn first_step(extra: &[&str]) -> (f64, usize) {
 }
 
 #[test]
-fn a_bf16_reference_takes_half_the_bytes_and_is_the_rounded_policy() {
+fn a_half_precision_reference_takes_half_the_bytes_and_is_the_rounded_policy() {
     let (kl_f32, bytes_f32) = first_step(&[]);
     let (kl_bf16, bytes_bf16) = first_step(&["train.frozen_dtype=\"bf16\""]);
     assert!(bytes_f32 > 0);
@@ -42,6 +42,12 @@ fn a_bf16_reference_takes_half_the_bytes_and_is_the_rounded_policy() {
     // the rounding's (small, positive) against a bf16 one.
     assert_eq!(kl_f32, 0.0);
     assert!(kl_bf16 > 1e-8 && kl_bf16 < 1e-2, "{kl_bf16}");
+    // f16 keeps 10 mantissa bits to bf16's 7: half the bytes too, and a smaller rounding, so
+    // a KL below bf16's (at this size the k3 estimate of it, exp(x) − x − 1 with |x| ~ 1e-5,
+    // rounds to 0 in f32, so only the order is checked).
+    let (kl_f16, bytes_f16) = first_step(&["train.frozen_dtype=\"f16\""]);
+    assert_eq!(bytes_f16 * 2, bytes_f32);
+    assert!(kl_f16 < kl_bf16, "f16 {kl_f16} vs bf16 {kl_bf16}");
 }
 
 #[test]

@@ -4,13 +4,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::composite::CompositeConfig;
 use crate::external::{CommandConfig, HttpConfig};
+use crate::k2v::K2vConfig;
 use crate::{CodeConfig, Kind, MathConfig, Reference, Result, RubricConfig, Verifier};
 
 /// Which verifier to use and its knobs, as written in a run's TOML:
 ///
 /// ```toml
 /// [verifier]
-/// kind = "math"        # or "code", "rubric", "command", "http", "composite"; an unknown kind
+/// kind = "math"        # or "code", "rubric", "command", "http", "composite", "k2v"; an unknown kind
 ///                      # lists the valid ones
 /// rel_tol = 1e-6
 /// fallback = "last_number"
@@ -30,6 +31,8 @@ pub enum VerifierConfig {
     Http(HttpConfig),
     /// [`crate::composite::CompositeVerifier`]: a weighted sum of other verifiers.
     Composite(CompositeConfig),
+    /// [`crate::k2v::K2vVerifier`]: the K2V reward (methods-extra §17).
+    K2v(K2vConfig),
 }
 
 impl VerifierConfig {
@@ -50,6 +53,7 @@ impl VerifierConfig {
             VerifierConfig::Command(c) => Box::new(c.init()?),
             VerifierConfig::Http(c) => Box::new(c.init()?),
             VerifierConfig::Composite(c) => Box::new(c.init()?),
+            VerifierConfig::K2v(c) => Box::new(c.init()?),
         })
     }
 
@@ -62,6 +66,7 @@ impl VerifierConfig {
             VerifierConfig::Command(_) => Kind::Command,
             VerifierConfig::Http(_) => Kind::Http,
             VerifierConfig::Composite(_) => Kind::Composite,
+            VerifierConfig::K2v(_) => Kind::K2v,
         }
     }
 
@@ -136,6 +141,7 @@ impl VerifierConfig {
             crate::Kind::Composite => {
                 VerifierConfig::Composite(CompositeConfig { parts: Vec::new() })
             }
+            crate::Kind::K2v => VerifierConfig::K2v(K2vConfig::default()),
         }
     }
 }

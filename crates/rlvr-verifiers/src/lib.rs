@@ -18,6 +18,8 @@
 //! - [`composite`]: a weighted sum of other verifiers, each part's reward in the verdict.
 //! - [`dense`]: the execution-aware dense code reward (syntax, tests, style, security,
 //!   execution) with per-line penalties for token credit, on the code verifier.
+//! - [`k2v`]: the K2V reward for knowledge-graph fill-in-the-blank questions (answer match,
+//!   answer-gated checklist, format shaping).
 //!
 //! [`VerifierConfig`] is the TOML registry (`[verifier] kind = "math"`), and [`verify_batch`]
 //! scores a batch in parallel with a per-item time limit.
@@ -41,6 +43,7 @@ pub mod dense;
 mod error;
 pub mod external;
 mod jsonl;
+pub mod k2v;
 pub mod math;
 mod reference;
 pub mod rubric;
@@ -59,6 +62,7 @@ pub use dense::{Component, DenseConfig};
 pub use error::{Error, Result};
 pub use external::{CommandConfig, CommandVerifier, HttpConfig, HttpVerifier};
 pub use jsonl::read_jsonl;
+pub use k2v::{K2vConfig, K2vVerifier};
 pub use math::{MathConfig, MathVerifier};
 pub use reference::{CodeReference, IoCase, Kind, Reference};
 pub use rubric::{Criterion, CriterionKind, RubricConfig, RubricVerifier};

@@ -31,6 +31,15 @@ pub enum Reference {
         /// The record (a JSON object: `id`, `prompt`, the task's fields).
         record: serde_json::Value,
     },
+    /// A K2V fill-in-the-blank question's gold answer and the answer's graph neighbours that
+    /// the question does not show (the rule checklist's `adjacent` criterion).
+    K2v {
+        /// The masked entity's surface form.
+        answer: String,
+        /// Entities adjacent to the answer, not in the question (may be empty).
+        #[serde(default)]
+        adjacent: Vec<String>,
+    },
     /// One reference per part of a `composite` verifier, in config order (built by
     /// [`crate::VerifierConfig::reference`], which knows each part's kind).
     Composite {
@@ -100,6 +109,8 @@ pub enum Kind {
     Http,
     /// [`crate::composite::CompositeVerifier`]: a weighted sum of other verifiers.
     Composite,
+    /// [`crate::k2v::K2vVerifier`]: the K2V reward.
+    K2v,
 }
 
 impl Kind {
@@ -112,6 +123,7 @@ impl Kind {
             Kind::Command => "command",
             Kind::Http => "http",
             Kind::Composite => "composite",
+            Kind::K2v => "k2v",
         }
     }
 }
@@ -119,7 +131,7 @@ impl Kind {
 impl Reference {
     /// Reads the reference of a dataset/CLI record of the given kind.
     ///
-    /// Accepted fields: math `answer`; code `tests` (or MBPP `test_list`), `setup_code` (or
+    /// Accepted fields: math `answer`; k2v `answer` and `adjacent` (a list of strings); code `tests` (or MBPP `test_list`), `setup_code` (or
     /// `test_setup_code`), `test` + `entry_point` (HumanEval), `prompt` (prefix, only with
     /// `prefix_prompt`), `io_cases`, `timeout_s`; rubric `rubric` (or `criteria`); command and
     /// http the whole record (a JSON object). A composite reference needs its parts' kinds:
@@ -187,6 +199,15 @@ impl Reference {
                 let criteria = serde_json::from_value::<Vec<Criterion>>(v.clone())
                     .map_err(|e| format!("field `rubric`: {e}"))?;
                 Ok(Reference::Rubric { criteria })
+            }
+            Kind::K2v => {
+                let answer = string("answer")?.ok_or("missing field `answer`")?;
+                let adjacent = match field("adjacent") {
+                    None => Vec::new(),
+                    Some(v) => serde_json::from_value::<Vec<String>>(v.clone())
+                        .map_err(|e| format!("field `adjacent` must be a list of strings: {e}"))?,
+                };
+                Ok(Reference::K2v { answer, adjacent })
             }
             Kind::Command | Kind::Http => {
                 if !record.is_object() {

@@ -123,10 +123,40 @@ fn components_and_gate_by_hand() {
     let strict = DenseConfig {
         lint_scale: 4.0,
         sec_scale: 1.0,
-        ..cfg
+        ..cfg.clone()
     };
     let s = Components::from_counts(&counts, &strict);
     assert_eq!((s.style, s.security), (0.0, 0.0));
+    // No test passed: with `require_pass` (default) only r_syntax counts, R = 0.1; without it
+    // R = 0.1 + 0.06 + 0.0667 + 0.2 = 0.42667.
+    let none = Counts {
+        passed: 0,
+        ..counts
+    };
+    let gated = Components::from_counts(&none, &strict);
+    assert_eq!(
+        (
+            gated.syntax,
+            gated.func,
+            gated.style,
+            gated.security,
+            gated.exec
+        ),
+        (1.0, 0.0, 0.0, 0.0, 0.0)
+    );
+    assert!(close(
+        Components::from_counts(&none, &cfg).reward(&cfg),
+        0.1
+    ));
+    let open = DenseConfig {
+        require_pass: false,
+        ..cfg.clone()
+    };
+    let ungated = Components::from_counts(&none, &open);
+    assert!(close(
+        ungated.reward(&open),
+        0.1 + 0.1 * 0.6 + 0.1 * 2.0 / 3.0 + 0.2
+    ));
 }
 
 /// Lines of the program → characters of the response, and source lines past a prefix.
@@ -346,12 +376,20 @@ fn traceback_line_is_located() {
 }
 
 /// A program that fails while loading (NameError on line 2): no test runs (func 0), exec 0,
-/// the penalty on line 2 ("Y = Z", characters [6, 11)); R = 0.1 + 0.1 + 0.1 = 0.3.
+/// the penalty on line 2 ("Y = Z", characters [6, 11)); no test passed, so style and security
+/// are gated too: R = r_syntax = 0.1 (0.3 with `require_pass = false`).
 #[test]
 fn load_error_line_is_located() {
     let v = verifier(DenseConfig::default()).verify("X = 1\nY = Z\n", &tests(&["assert X == 1"]));
-    assert_parts(&v, [1.0, 0.0, 1.0, 1.0, 0.0]);
-    assert!(close(v.reward, 0.3), "{}", v.reward);
+    assert_parts(&v, [1.0, 0.0, 0.0, 0.0, 0.0]);
+    assert!(close(v.reward, 0.1), "{}", v.reward);
+    let open = verifier(DenseConfig {
+        require_pass: false,
+        ..DenseConfig::default()
+    })
+    .verify("X = 1\nY = Z\n", &tests(&["assert X == 1"]));
+    assert_parts(&open, [1.0, 0.0, 1.0, 1.0, 0.0]);
+    assert!(close(open.reward, 0.3), "{}", open.reward);
     assert_eq!(
         spans(&v),
         vec![("exec".into(), "traceback".into(), 2, 6, 11, -0.2)]
@@ -386,7 +424,8 @@ fn prefix_lines_are_not_the_policys() {
 /// unchanged (line 5's `eval` is still B307, line 1's unused `sys` still F401), so
 /// style 0.9, security 2/3, the tests pass: R = 0.1 + 0.5 + 0.09 + 0.0667 + 0.2 = 0.95667.
 /// Writing the fake report to the checker's reply channel (fd 4) is a protocol violation:
-/// func and exec drop to 0 (R = 0.1 + 0.09 + 0.0667 = 0.25667), never up.
+/// func drops to 0, so no test passed and the `require_pass` gate leaves R = r_syntax = 0.1,
+/// never up.
 #[test]
 fn program_cannot_forge_its_diagnostics() {
     let fake = r#"{"syntax": null, "findings": []}"#;
@@ -412,12 +451,8 @@ fn program_cannot_forge_its_diagnostics() {
     assert_eq!(rules, vec![("F401".into(), 1), ("B307".into(), 6)]);
     let channel = program("os.write(4, (FAKE + '\\n').encode())");
     let c = verifier(DenseConfig::default()).verify(&channel, &tests(&["assert add(1, 2) == 3"]));
-    assert_parts(&c, [1.0, 0.0, 0.9, 2.0 / 3.0, 0.0]);
-    assert!(
-        close(c.reward, 0.1 + 0.09 + 0.1 * 2.0 / 3.0),
-        "{}",
-        c.reward
-    );
+    assert_parts(&c, [1.0, 0.0, 0.0, 0.0, 0.0]);
+    assert!(close(c.reward, 0.1), "{}", c.reward);
 }
 
 /// Refusals name the key: a negative weight, L < 1, all-zero weights, the remote backend,
@@ -474,14 +509,26 @@ fn bad_dense_configs_are_refused() {
     assert!(toml_err.to_string().contains("weight"));
 }
 
-/// The known hole (crates/rlvr-verifiers/README.md): a program that does nothing must not earn
-/// more than r_syntax. With the spec's weights it earns syntax + style + security + exec =
-/// (0.1 + 0.1 + 0.1 + 0.2) / 1 = 0.5 today, because the tests' `NameError` is raised in the test,
-/// not in the program; the fix (gating style, security and exec on a passed test) is not built.
+/// The hole `require_pass` closes: a program that does nothing must not earn more than
+/// r_syntax. Without the gate it earns syntax + style + security + exec = 0.1 + 0.1 + 0.1 + 0.2
+/// = 0.5, because the tests' `NameError` is raised in the test, not in the program; a program
+/// that defines the function but returns a wrong value also earns only 0.1.
 #[test]
-#[ignore = "known reward hole, fix not built: an empty program scores 0.5 (see the verifiers README)"]
 fn an_empty_program_earns_no_more_than_compiling() {
-    let v = verifier(DenseConfig::default())
-        .verify("```python\npass\n```", &tests(&["assert add(1, 2) == 3"]));
-    assert!(v.reward <= 0.1 + 1e-6, "empty program: R = {}", v.reward);
+    let t = tests(&["assert add(1, 2) == 3"]);
+    let v = verifier(DenseConfig::default()).verify("```python\npass\n```", &t);
+    assert!(close(v.reward, 0.1), "empty program: R = {}", v.reward);
+    let wrong =
+        verifier(DenseConfig::default()).verify("```python\ndef add(a, b):\n    return 0\n```", &t);
+    assert!(
+        close(wrong.reward, 0.1),
+        "wrong program: R = {}",
+        wrong.reward
+    );
+    let open = verifier(DenseConfig {
+        require_pass: false,
+        ..DenseConfig::default()
+    })
+    .verify("```python\npass\n```", &t);
+    assert!(close(open.reward, 0.5), "ungated: R = {}", open.reward);
 }

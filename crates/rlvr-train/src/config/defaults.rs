@@ -75,6 +75,9 @@ impl Default for DataSection {
             messages_field: "messages".into(),
             answer_field: String::new(),
             id_field: String::new(),
+            prompt_template: String::new(),
+            train_rows: String::new(),
+            eval_rows: String::new(),
         }
     }
 }

@@ -80,6 +80,16 @@ pub struct DataSection {
     /// The field holding the record's id. Empty: `id`, else `task_id`, else
     /// `<file stem>:<line>` (JSONL, from 1) or `<file stem>:<row>` (parquet, from 0).
     pub id_field: String,
+    /// A Jinja template writing the text prompt from each record's fields (empty: off), e.g.
+    /// `"{{ text }}\nYour code should pass this test:\n{{ test_list[0] }}"` for MBPP. It replaces
+    /// the prompt and chat-turn fields; a field a record lacks is an error naming the record.
+    pub prompt_template: String,
+    /// The records of the training split kept, by position from 0: `"start:end"`, either side
+    /// optional (empty: all). With `eval_rows`, one file can hold both splits (MBPP: train
+    /// `"600:974"`, test `"10:510"`).
+    pub train_rows: String,
+    /// The records of the held-out split kept, as `train_rows`; `eval_limit` applies after.
+    pub eval_rows: String,
 }
 
 /// Sampling of the responses.

@@ -6,6 +6,8 @@ use rlvr_models::WeightDtype;
 use rlvr_objectives::TisMode;
 
 use super::{RolloutEngine, RunConfig, ServerKind};
+use crate::data::Rows;
+use crate::data::template::check_template;
 use crate::error::{Error, Result};
 
 impl RunConfig {
@@ -22,6 +24,7 @@ impl RunConfig {
         self.check_engine()?;
         self.check_frozen_dtype()?;
         self.check_dense()?;
+        self.check_k2v()?;
         self.check_lora()
     }
 
@@ -44,6 +47,16 @@ impl RunConfig {
                     }
                 }
                 Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `[verifier] kind = "k2v"`: its weights, penalty and criteria (each refusal names the key).
+    fn check_k2v(&self) -> Result<()> {
+        match &self.verifier {
+            rlvr_verifiers::VerifierConfig::K2v(c) => {
+                c.validate().map_err(|e| Error::Config(e.to_string()))
             }
             _ => Ok(()),
         }
@@ -245,6 +258,13 @@ impl RunConfig {
                     }
                 )));
             }
+        }
+        for (key, rows) in [("train_rows", &d.train_rows), ("eval_rows", &d.eval_rows)] {
+            Rows::parse(rows).map_err(|e| Error::Config(format!("data.{key} = {e}")))?;
+        }
+        if !d.prompt_template.is_empty() {
+            check_template(&d.prompt_template)
+                .map_err(|e| Error::Config(format!("data.prompt_template: {e}")))?;
         }
         let same = |a: &str, b: &str| !a.is_empty() && a == b;
         if same(&d.prompt_field, &d.messages_field) {

@@ -9,6 +9,7 @@
 use rlvr_verifiers::Kind;
 use serde_json::Value;
 
+use super::template::render_prompt_template;
 use super::{Example, Message};
 use crate::config::DataSection;
 
@@ -43,6 +44,9 @@ pub struct Fields {
     pub answer: String,
     /// Where the gold answer goes: the field the verifier reads ([`reference_field`]).
     pub answer_to: String,
+    /// A Jinja template that writes the text prompt from the record (`data.prompt_template`;
+    /// empty: the prompt field as it is). When set, it replaces the prompt and the chat turns.
+    pub template: String,
 }
 
 impl Default for Fields {
@@ -55,6 +59,7 @@ impl Default for Fields {
             id: String::new(),
             answer: String::new(),
             answer_to: "answer".into(),
+            template: String::new(),
         }
     }
 }
@@ -68,6 +73,7 @@ impl Fields {
             id: data.id_field.clone(),
             answer: data.answer_field.clone(),
             answer_to: reference_field(kind).into(),
+            template: data.prompt_template.clone(),
         }
     }
 
@@ -81,14 +87,17 @@ impl Fields {
             return Err("expected a JSON object".into());
         }
         let id = self.read_id(&record)?.unwrap_or(fallback_id);
-        let messages =
-            match present(&record, &self.messages) {
+        let (prompt, messages) = if self.template.is_empty() {
+            let messages = match present(&record, &self.messages) {
                 None => None,
                 Some(v) => Some(serde_json::from_value::<Vec<Message>>(v.clone()).map_err(
                     |e| format!("`{}` (chat turns {{role, content}}): {e}", self.messages),
                 )?),
             };
-        let prompt = self.read_prompt(&record, messages.is_some())?;
+            (self.read_prompt(&record, messages.is_some())?, messages)
+        } else {
+            (Some(render_prompt_template(&self.template, &record)?), None)
+        };
         if !self.answer.is_empty() {
             let answer = present(&record, &self.answer).cloned().ok_or_else(|| {
                 format!("no `{}` (data.answer_field), or it is null", self.answer)
@@ -225,6 +234,7 @@ mod tests {
             id: id.into(),
             answer: answer.into(),
             answer_to: "answer".into(),
+            template: String::new(),
         }
     }
 

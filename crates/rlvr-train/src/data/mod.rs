@@ -10,7 +10,9 @@
 //! - `layout.rs`: which files hold a split (`data.train_split`, `data.eval_split`);
 //! - `jsonl.rs`, `parquet.rs`: the records of one file;
 //! - `fields.rs`: the field mapping (`data.prompt_field`, `data.messages_field`,
-//!   `data.id_field`, `data.answer_field`) and a record → [`Example`].
+//!   `data.id_field`, `data.answer_field`) and a record → [`Example`];
+//! - `template.rs`: the prompt written from a record's fields (`data.prompt_template`);
+//! - `rows.rs`: a slice of a split by position (`data.train_rows`, `data.eval_rows`).
 //!
 //! Every example remembers where it came from ([`Origin`]), so a bad record, whether found
 //! while reading or by [`Dataset::check`] when the run starts, is an error naming its file and
@@ -20,6 +22,8 @@ pub mod fields;
 pub mod jsonl;
 pub mod layout;
 pub mod parquet;
+pub mod rows;
+pub mod template;
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 pub use fields::Fields;
 pub use layout::Format;
+pub use rows::Rows;
 
 use crate::config::DataSection;
 use crate::error::{Error, Result};
@@ -186,7 +191,7 @@ pub fn load(path: &Path, split: &str, fields: &Fields) -> Result<Dataset> {
 pub fn train_fingerprint(data: &DataSection) -> Result<Vec<u8>> {
     let files = layout::files(&data.train, &data.train_split)?;
     let read = |f: &Path| std::fs::read(f).map_err(|e| Error::io(f, e));
-    let mapping = [
+    let mut mapping = vec![
         &data.prompt_field,
         &data.messages_field,
         &data.answer_field,
@@ -199,7 +204,13 @@ pub fn train_fingerprint(data: &DataSection) -> Result<Vec<u8>> {
             &defaults.messages_field,
             &defaults.answer_field,
             &defaults.id_field,
-        ];
+        ]
+        && data.prompt_template.is_empty()
+        && data.train_rows.is_empty();
+    // Keys written before the template and the row slice existed stay as they were.
+    if !(data.prompt_template.is_empty() && data.train_rows.is_empty()) {
+        mapping.extend([&data.prompt_template, &data.train_rows]);
+    }
     if unmapped && files.len() == 1 && files[0] == data.train {
         return read(&data.train);
     }

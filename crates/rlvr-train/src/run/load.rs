@@ -6,20 +6,29 @@
 use rlvr_verifiers::Verifier;
 
 use crate::config::RunConfig;
-use crate::data::{self, Dataset, Example, Fields};
+use crate::data::{self, Dataset, Example, Fields, Rows};
 use crate::error::{Error, Result};
 use crate::verify::{kind_of, reference_of};
 
-/// Reads `data.train` and `data.eval` and checks every record of both; the held-out set is
-/// then cut to `data.eval_limit`.
+/// Reads `data.train` and `data.eval`, keeps `data.train_rows` / `data.eval_rows` of them and
+/// checks every kept record; the held-out set is then cut to `data.eval_limit`.
 ///
 /// # Errors
-/// What [`data::load`] and [`check`] return.
+/// What [`data::load`] and [`check`] return, and [`Error::Config`] for a row slice that keeps
+/// nothing.
 pub fn load_data(config: &RunConfig) -> Result<(Vec<Example>, Vec<Example>)> {
     let d = &config.data;
     let fields = Fields::new(d, kind_of(&config.verifier));
-    let train = data::load(&d.train, &d.train_split, &fields)?;
-    let eval = data::load(&d.eval, &d.eval_split, &fields)?;
+    let train = rows_of(
+        data::load(&d.train, &d.train_split, &fields)?,
+        "train_rows",
+        &d.train_rows,
+    )?;
+    let eval = rows_of(
+        data::load(&d.eval, &d.eval_split, &fields)?,
+        "eval_rows",
+        &d.eval_rows,
+    )?;
     let verifier = config.verifier.build()?;
     check(config, verifier.as_ref(), &train)?;
     check(config, verifier.as_ref(), &eval)?;
@@ -28,6 +37,19 @@ pub fn load_data(config: &RunConfig) -> Result<(Vec<Example>, Vec<Example>)> {
         eval.truncate(d.eval_limit);
     }
     Ok((train.examples, eval))
+}
+
+/// The records `rows` (the value of `data.<key>`) of `dataset`.
+fn rows_of(dataset: Dataset, key: &str, rows: &str) -> Result<Dataset> {
+    let rows = Rows::parse(rows).map_err(|e| Error::Config(format!("data.{key} = {e}")))?;
+    if rows.is_all() {
+        return Ok(dataset);
+    }
+    let bad = |e: String| Error::Config(format!("data.{key} = {e}"));
+    Ok(Dataset {
+        examples: rows.select(dataset.examples).map_err(bad)?,
+        origins: rows.select(dataset.origins).map_err(bad)?,
+    })
 }
 
 /// Reads and checks one dataset given on the command line (`rlvr eval --data`, `rlvr diagnose

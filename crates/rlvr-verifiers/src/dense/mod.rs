@@ -12,6 +12,11 @@
 //! - r_exec ∈ {0, 1}: the program loads and no test fails on an exception of the program, no
 //!   timeout, no crash;
 //!
+//! and, with `require_pass` (default on), r_style, r_security and r_exec are 0 unless at least
+//! one test passes: otherwise an empty program (`pass`) would earn syntax + style + security +
+//! exec = 0.5 of R, since the tests' `NameError` is raised in the test, not in the program, and
+//! a policy trained on R learns to answer with nothing.
+//!
 //! and R = Σ w_c r_c / Σ w_c (the spec's weights 0.1 / 0.5 / 0.1 / 0.1 / 0.2 sum to 1, so R is
 //! the spec's weighted sum). Each component is a `parts` entry of the verdict
 //! (`reward/part/<component>` in the trainer).
@@ -24,7 +29,7 @@
 //! advantages (the critic-free form of the spec).
 //!
 //! **[PROPOSED]** (the paper gives no code): the weights, L, S, the rule sets, r_exec's meaning
-//! on MBPP, the traceback rule (distinct lines; an exception whose line is unknown or outside
+//! on MBPP, the `require_pass` gate, the traceback rule (distinct lines; an exception whose line is unknown or outside
 //! the program spreads over the whole program) and the normalization by Σw.
 //!
 //! Forging: syntax, style and security come from an analyzer process that only parses the
@@ -111,6 +116,11 @@ pub struct DenseConfig {
     /// The longest line the style rule E501 accepts, in characters (default 79, PEP 8).
     #[serde(default = "max_line_length")]
     pub max_line_length: usize,
+    /// **[PROPOSED]** r_style, r_security and r_exec count only when at least one test passes
+    /// (default true). Off, a program that defines nothing earns 0.5 of R with the spec's
+    /// weights; on, it earns r_syntax alone, no more than any program that compiles.
+    #[serde(default = "require_pass")]
+    pub require_pass: bool,
 }
 
 fn w_syntax() -> f32 {
@@ -137,6 +147,9 @@ fn kappa() -> f32 {
 fn max_line_length() -> usize {
     79
 }
+fn require_pass() -> bool {
+    true
+}
 
 impl Default for DenseConfig {
     fn default() -> Self {
@@ -150,6 +163,7 @@ impl Default for DenseConfig {
             sec_scale: sec_scale(),
             kappa: kappa(),
             max_line_length: max_line_length(),
+            require_pass: require_pass(),
         }
     }
 }

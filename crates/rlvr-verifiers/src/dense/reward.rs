@@ -38,15 +38,24 @@ pub struct Counts {
 
 impl Components {
     /// The components of `counts` under `config`; the syntax gate zeroes everything when the
-    /// program does not compile.
+    /// program does not compile, and (with `require_pass`) style, security and exec are 0
+    /// when no test passes.
     pub fn from_counts(counts: &Counts, config: &DenseConfig) -> Self {
         if !counts.compiles {
             return Components::default();
         }
+        let func = counts.passed as f32 / counts.total.max(1) as f32;
+        if config.require_pass && counts.passed == 0 {
+            return Components {
+                syntax: 1.0,
+                func,
+                ..Components::default()
+            };
+        }
         let frac = |n: usize, scale: f32| 1.0 - (n as f32 / scale).min(1.0);
         Components {
             syntax: 1.0,
-            func: counts.passed as f32 / counts.total.max(1) as f32,
+            func,
             style: frac(counts.lint, config.lint_scale),
             security: frac(counts.security, config.sec_scale),
             exec: f32::from(u8::from(counts.ran_to_completion)),
