@@ -4,6 +4,7 @@
 //! that this crate compiles in seconds and training always runs optimized.
 
 mod bench_compare;
+mod gen_agent_calculator;
 mod gen_chat_data;
 mod gen_data;
 mod gen_k2v;
@@ -35,6 +36,7 @@ Tasks:
                    the OpenAI-compatible server (rlvr-serve)
   gen-data         regenerate the bundled tasks in datasets/arith/ and datasets/arith-chat/
   gen-k2v          regenerate the K2V knowledge graph and its questions in datasets/k2v/
+  gen-agent-calculator  regenerate the calculator environment's task in datasets/agent-calculator/
   bench-compare [ARGS]  rlvr-rs side by side with PyTorch / math-verify; writes docs/benchmarks.md
                    (--rounds N, --quick, --only W[,W..]; see `cargo xtask bench-compare --help`)
   plexrl [ARGS]    PlexRL cluster-multiplexing simulator on measured step timelines
@@ -74,6 +76,10 @@ fn run() -> Result<()> {
         "gen-k2v" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
             gen_k2v::write(&datasets.join("k2v"))
+        }
+        "gen-agent-calculator" => {
+            let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+            gen_agent_calculator::write(&datasets.join("agent-calculator"))
         }
         "bench-compare" => bench_compare::run(&rest),
         "plexrl" => plexrl::run(&rest),

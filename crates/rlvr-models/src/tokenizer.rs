@@ -205,6 +205,23 @@ impl Tokenizer {
         messages: &[ChatMessage],
         add_generation_prompt: bool,
     ) -> Result<String> {
+        self.apply_chat_template_with_tools(messages, &[], add_generation_prompt)
+    }
+
+    /// [`Tokenizer::apply_chat_template`] with the tools the model may call, in the template's
+    /// `tools` variable as `transformers`' `apply_chat_template(tools=...)` passes them (OpenAI
+    /// function entries: `{"type": "function", "function": {name, description, parameters}}`);
+    /// with no tools the variable is left undefined, as there. (A template's `tojson` writes
+    /// their keys sorted, where Python keeps the caller's order.)
+    ///
+    /// # Errors
+    /// As [`Tokenizer::apply_chat_template`].
+    pub fn apply_chat_template_with_tools(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[serde_json::Value],
+        add_generation_prompt: bool,
+    ) -> Result<String> {
         let source = self
             .chat_template
             .as_deref()
@@ -228,6 +245,9 @@ impl Tokenizer {
             }
         }
         ctx.insert("messages".into(), Value::from_serialize(messages));
+        if !tools.is_empty() {
+            ctx.insert("tools".into(), Value::from_serialize(tools));
+        }
         ctx.insert(
             "add_generation_prompt".into(),
             Value::from(add_generation_prompt),

@@ -123,3 +123,27 @@ fn missing_template_and_missing_file_are_errors() {
     let err = Tokenizer::from_dir(empty.path()).unwrap_err();
     assert!(err.to_string().contains("tokenizer.json"), "{err}");
 }
+
+/// Tools reach the template as `tools` (the `transformers` `apply_chat_template(tools=...)`
+/// variable); without tools it is undefined, so `{% if tools %}` is false.
+#[test]
+fn tools_reach_the_template_as_tools() {
+    let inner = Tokenizer::from_dir(&dir()).unwrap().inner().clone();
+    let template = "{% if tools %}{% for t in tools %}<{{ t.function.name }}:\
+        {{ t.function.parameters.required | join(',') }}>{% endfor %}{% else %}none{% endif %}\
+        {% for m in messages %}|{{ m.content }}{% endfor %}";
+    let tok = Tokenizer::from_tokenizer(inner, Some(template.into()));
+    let tools = [serde_json::json!({"type": "function", "function": {
+        "name": "calculator", "description": "d",
+        "parameters": {"type": "object", "required": ["expression"]}}})];
+    let messages = [ChatMessage::new("user", "2*3=")];
+    assert_eq!(
+        tok.apply_chat_template_with_tools(&messages, &tools, false)
+            .unwrap(),
+        "<calculator:expression>|2*3="
+    );
+    assert_eq!(
+        tok.apply_chat_template(&messages, false).unwrap(),
+        "none|2*3="
+    );
+}

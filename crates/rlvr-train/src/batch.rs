@@ -1,7 +1,8 @@
 //! A sampled response ([`Sample`]) and the packing of samples into right-padded `[B, T]`
 //! tensors for scoring and the loss.
 //!
-//! Row b is `prompt ++ response ++ pad`. `mask[b, t] = 1` exactly on the response tokens, so
+//! Row b is `prompt ++ response ++ pad`. `mask[b, t] = 1` exactly on the response tokens the
+//! policy wrote (all of them, except an environment's observations in a multi-turn episode), so
 //! `logp[b, t]` (the log-prob of token t given the tokens before it) lines up with the sampler's
 //! log-probs, the advantages and the mask, position by position.
 
@@ -44,6 +45,10 @@ pub struct Sample {
     /// Per-token loss coefficients, one per response token (DelTA's c, for the self-normalized
     /// aggregation); empty when no stage sets them (every coefficient 1).
     pub token_coef: Vec<f32>,
+    /// Per response token, whether the policy wrote it (trained on) or an environment did (a
+    /// tool's response in a multi-turn episode: masked out of the loss); empty when every
+    /// token is the policy's.
+    pub loss_mask: Vec<bool>,
 }
 
 impl Sample {
@@ -71,8 +76,34 @@ impl Sample {
             token_offsets: Vec::new(),
             penalty_spans: Vec::new(),
             token_coef: Vec::new(),
+            loss_mask: Vec::new(),
         }
     }
+
+    /// Whether response token `k` is the policy's own (in the loss).
+    pub fn trains_on(&self, k: usize) -> bool {
+        self.loss_mask.get(k).copied().unwrap_or(true)
+    }
+
+    /// The number of response tokens the policy wrote (all of them without an environment).
+    pub fn policy_tokens(&self) -> usize {
+        if self.loss_mask.is_empty() {
+            self.response.len()
+        } else {
+            self.loss_mask.iter().filter(|&&m| m).count()
+        }
+    }
+}
+
+/// The batch rows of `prompt_ids` with `group_size` responses each: every prompt repeated.
+pub fn group_rows(prompt_ids: &[Vec<u32>], group_size: usize) -> Vec<Vec<u32>> {
+    let mut prompts = Vec::with_capacity(prompt_ids.len() * group_size);
+    for ids in prompt_ids {
+        for _ in 0..group_size {
+            prompts.push(ids.clone());
+        }
+    }
+    prompts
 }
 
 /// A right-padded batch.
@@ -80,7 +111,7 @@ impl Sample {
 pub struct PackedBatch {
     /// Token ids `[B, T]`.
     pub ids: Tensor<2, Int>,
-    /// 1 on response tokens, 0 elsewhere `[B, T]`.
+    /// 1 on the policy's response tokens, 0 elsewhere (prompt, observations, padding) `[B, T]`.
     pub mask: Tensor<2>,
     /// Log-probs of the generating policy on response tokens, 0 elsewhere `[B, T]`.
     pub old_logp: Tensor<2>,
@@ -89,7 +120,7 @@ pub struct PackedBatch {
     /// The sequence's advantage plus its per-token offset (SRaR) on its response tokens, 0
     /// elsewhere `[B, T]`.
     pub advantages: Tensor<2>,
-    /// Response lengths (number of mask ones per row).
+    /// Policy tokens per row (number of mask ones).
     pub lengths: Vec<usize>,
     /// Per-token loss coefficients `[B, T]` (DelTA's c on response tokens, 1 elsewhere and on
     /// samples without them); `None` when no sample of the batch has any.
@@ -149,6 +180,9 @@ pub fn pack_with_sampler(
         }
         for (k, &lp) in s.old_logp.iter().enumerate().take(s.response.len()) {
             let t = row + s.prompt.len() + k;
+            if !s.trains_on(k) {
+                continue;
+            }
             mask[t] = 1.0;
             old[t] = lp;
             sampler[t] = sampler_logp.map_or(lp, |v| v[i][k]);
@@ -157,7 +191,7 @@ pub fn pack_with_sampler(
                 coef[t] = c;
             }
         }
-        lengths.push(s.response.len());
+        lengths.push(s.policy_tokens());
     }
     let shape = [b, width];
     PackedBatch {
@@ -200,5 +234,21 @@ mod tests {
         );
         let mask = p.mask.into_data().try_to_vec::<f32>().unwrap();
         assert_eq!(mask, vec![0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0]);
+    }
+
+    /// An observation token (loss mask false) is out of the mask, the advantages and the
+    /// length, and its id stays in the row.
+    #[test]
+    fn observation_tokens_are_packed_but_masked_out() {
+        let mut s = sample(vec![1], vec![3, 9, 4], 2.0, vec![]);
+        s.loss_mask = vec![true, false, true];
+        let p = pack(&[s], &[0], 0, &Device::flex());
+        let ids = p.ids.into_data().convert::<i64>().try_to_vec::<i64>().unwrap();
+        assert_eq!(ids, vec![1, 3, 9, 4]);
+        let mask = p.mask.into_data().try_to_vec::<f32>().unwrap();
+        assert_eq!(mask, vec![0.0, 1.0, 0.0, 1.0]);
+        let adv = p.advantages.into_data().try_to_vec::<f32>().unwrap();
+        assert_eq!(adv, vec![0.0, 2.0, 0.0, 2.0]);
+        assert_eq!(p.lengths, vec![2]);
     }
 }

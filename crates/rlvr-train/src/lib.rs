@@ -12,6 +12,8 @@
 //!   the packed `[B, T]` tensors), `logprobs` (the temperature-scaled policy and the truncated
 //!   sampler), `verify`, `eval`, `metrics`, `checkpoint`, `schedule`, `grad_norm`,
 //!   `tensorboard` (event files of the metrics), `progress` (bars that share stderr with logs);
+//! - `env/` (multi-turn environments: tool calls, the calculator, episodes sampled
+//!   token-in/token-out with the observations masked out of the loss);
 //! - `sft` (the supervised warm start) and `model/` (the bundled model, its tokenizer, the
 //!   device, stable parameter ids);
 //! - `trainer` (the state a run carries from step to step);
@@ -55,6 +57,7 @@ pub mod batch;
 pub mod checkpoint;
 pub mod config;
 pub mod data;
+pub mod env;
 pub mod error;
 pub mod eval;
 pub mod grad_norm;

@@ -13,6 +13,17 @@ pub fn render_prompt(
     example: &Example,
     use_chat_template: bool,
 ) -> Result<String> {
+    render_prompt_with_tools(tokenizer, example, use_chat_template, &[])
+}
+
+/// [`render_prompt`] with the tools of an environment in the chat template's `tools` variable
+/// (a plain-text prompt is not changed by them).
+pub fn render_prompt_with_tools(
+    tokenizer: &Tokenizer,
+    example: &Example,
+    use_chat_template: bool,
+    tools: &[serde_json::Value],
+) -> Result<String> {
     let messages = match (&example.messages, &example.prompt) {
         (Some(m), _) => Some(m.clone()),
         (None, Some(p)) if use_chat_template => Some(vec![Message {
@@ -30,7 +41,7 @@ pub fn render_prompt(
                     content: m.content,
                 })
                 .collect();
-            tokenizer.apply_chat_template(&turns, true)?
+            tokenizer.apply_chat_template_with_tools(&turns, tools, true)?
         }
         None => example.prompt.clone().unwrap_or_default(),
     })

@@ -23,7 +23,7 @@ use crate::config::RunConfig;
 use crate::data::Example;
 use crate::error::{Error, Result};
 use crate::model::param_ids::with_path_ids;
-use crate::prompt::render_prompt;
+use crate::prompt::render_prompt_with_tools;
 use crate::rollout_engine::RemoteEngine;
 use crate::step::prefetch::Prefetch;
 
@@ -224,7 +224,14 @@ impl Trainer {
 
     /// Prompt token ids of one example.
     pub fn encode_example(&self, ex: &Example) -> Result<Vec<u32>> {
-        let text = render_prompt(&self.tokenizer, ex, self.config.data.chat_template)?;
+        let tools = self
+            .config
+            .env
+            .as_ref()
+            .map(crate::env::tool_specs)
+            .unwrap_or_default();
+        let text =
+            render_prompt_with_tools(&self.tokenizer, ex, self.config.data.chat_template, &tools)?;
         Ok(self.tokenizer.encode(&text)?)
     }
 

@@ -62,6 +62,17 @@ pub fn train_quiet(run_dir: &Path, extra: &[&str]) -> RunOutcome {
     train(tiny_config(run_dir, extra), &options).expect("the tiny run trains")
 }
 
+/// The per-step metrics of a [`train_quiet`] run with overrides `sets`, in a temporary
+/// directory that is removed afterwards.
+#[allow(dead_code)]
+pub fn run_history(sets: &[String]) -> Vec<Metrics> {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
+    train_quiet(&dir, &refs);
+    history(&dir)
+}
+
 /// The per-step metrics of a finished run, in step order.
 #[allow(dead_code)]
 pub fn history(run_dir: &Path) -> Vec<Metrics> {

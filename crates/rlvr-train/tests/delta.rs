@@ -15,12 +15,7 @@ use rlvr_train::RunConfig;
 use rlvr_train::metrics::Metrics;
 
 fn run(extra: &[&str]) -> Vec<Metrics> {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("run");
-    let sets = common::sums_sets(extra);
-    let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
-    common::train_quiet(&dir, &refs);
-    common::history(&dir)
+    common::run_history(&common::sums_sets(extra))
 }
 
 fn baseline() -> &'static [Metrics] {

@@ -59,12 +59,7 @@ fn sets(extra: &[&str]) -> Vec<String> {
 }
 
 fn run(extra: &[&str]) -> Vec<Metrics> {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("run");
-    let all = sets(extra);
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    common::train_quiet(&dir, &refs);
-    common::history(&dir)
+    common::run_history(&sets(extra))
 }
 
 fn base() -> &'static [Metrics] {

@@ -127,6 +127,15 @@ fn fresh_name(rng: &mut SplitMix64, used: &mut HashSet<String>) -> String {
 }
 
 impl World {
+    /// Adds the fact `head relation tail`.
+    fn link(&mut self, head: usize, relation: Relation, tail: usize) {
+        self.triples.push(Triple {
+            head,
+            relation,
+            tail,
+        });
+    }
+
     /// Draws a world of `size` from `seed`.
     pub fn generate(size: WorldSize, seed: u64) -> World {
         let mut rng = SplitMix64(seed);
@@ -148,35 +157,19 @@ impl World {
         for _ in 0..size.countries {
             let country = add(&mut world, &mut rng, EntityType::Country);
             let language = languages[rng.below(languages.len() as u64) as usize];
-            world.triples.push(Triple {
-                head: country,
-                relation: Relation::Speaks,
-                tail: language,
-            });
+            world.link(country, Relation::Speaks, language);
             for _ in 0..size.cities_per_country {
                 let city = add(&mut world, &mut rng, EntityType::City);
-                world.triples.push(Triple {
-                    head: city,
-                    relation: Relation::InCountry,
-                    tail: country,
-                });
+                world.link(city, Relation::InCountry, country);
                 cities.push(city);
             }
         }
         for &city in &cities {
             for _ in 0..size.persons_per_city {
                 let person = add(&mut world, &mut rng, EntityType::Person);
-                world.triples.push(Triple {
-                    head: person,
-                    relation: Relation::BornIn,
-                    tail: city,
-                });
+                world.link(person, Relation::BornIn, city);
                 let work = cities[rng.below(cities.len() as u64) as usize];
-                world.triples.push(Triple {
-                    head: person,
-                    relation: Relation::WorksIn,
-                    tail: work,
-                });
+                world.link(person, Relation::WorksIn, work);
             }
         }
         world

@@ -9,8 +9,8 @@ use rlvr_objectives::{ObjectiveConfig, StagesConfig};
 use super::RunConfig;
 use super::kind_default;
 use super::sections::{
-    CheckpointSection, DataSection, EvalSection, G2dSection, LogSection, ModelSection,
-    RolloutEngine, RolloutSection, ServerKind, SftSection, ShortBatch, TrainSection,
+    CheckpointSection, DataSection, EnvKind, EnvSection, EvalSection, G2dSection, LogSection,
+    ModelSection, RolloutEngine, RolloutSection, ServerKind, SftSection, ShortBatch, TrainSection,
 };
 
 impl Default for RunConfig {
@@ -32,6 +32,7 @@ impl Default for RunConfig {
             stages: StagesConfig::default(),
             g2d: G2dSection::default(),
             lora: None,
+            env: None,
         }
     }
 }
@@ -45,6 +46,7 @@ impl Default for ModelSection {
             num_heads: 4,
             num_kv_heads: 2,
             intermediate_size: 384,
+            alphabet: String::new(),
         }
     }
 }
@@ -172,4 +174,15 @@ impl Default for G2dSection {
 fn default_objective() -> ObjectiveConfig {
     toml::from_str("kind = \"dapo\"\noverlong_max_len = 8\noverlong_cache = 2")
         .expect("the default objective deserializes")
+}
+
+impl Default for EnvSection {
+    fn default() -> Self {
+        Self {
+            kind: EnvKind::SingleTurn,
+            max_turns: 4,
+            max_tokens: 512,
+            observation_template: "{{ observation }}".into(),
+        }
+    }
 }

@@ -22,8 +22,8 @@ use rlvr_verifiers::VerifierConfig;
 use serde::{Deserialize, Serialize};
 
 pub use sections::{
-    CheckpointSection, DataSection, EvalSection, G2dSection, LogSection, ModelSection,
-    RolloutEngine, RolloutSection, ServerKind, SftSection, ShortBatch, TrainSection,
+    CheckpointSection, DataSection, EnvKind, EnvSection, EvalSection, G2dSection, LogSection,
+    ModelSection, RolloutEngine, RolloutSection, ServerKind, SftSection, ShortBatch, TrainSection,
 };
 
 use crate::error::{Error, Result};
@@ -68,6 +68,9 @@ pub struct RunConfig {
     /// `target_modules`, `use_rslora`): the base is frozen and only the adapters train.
     /// Absent: full fine-tuning.
     pub lora: Option<rlvr_models::LoraConfig>,
+    /// A multi-turn environment for the rollouts (`kind` = single_turn, calculator; see
+    /// `env/`). Absent: one turn per prompt.
+    pub env: Option<EnvSection>,
 }
 
 /// A registry entry with all its fields at their defaults, e.g. `kind = "dapo"`.

@@ -23,6 +23,10 @@ pub struct ModelSection {
     pub num_kv_heads: usize,
     /// MLP width of the bundled model (`intermediate_size`).
     pub intermediate_size: usize,
+    /// The bundled model's characters (one token each, after `<pad>`, `<eos>`, `<unk>`).
+    /// Empty: the bundled arithmetic alphabet (`model::char_tokenizer::ALPHABET`); tasks
+    /// with other characters (the tool calls of `[env] kind = "calculator"`) list theirs.
+    pub alphabet: String,
 }
 
 /// Supervised fine-tuning (the warm start of the bundled model, and `rlvr sft`).
@@ -320,4 +324,34 @@ impl G2dSection {
     pub fn dpo(&self) -> rlvr_objectives::DpoConfig {
         rlvr_objectives::DpoConfig { beta: self.beta }
     }
+}
+
+/// A multi-turn environment for the rollouts (`[env]`; see `env/`). Absent: one turn per
+/// prompt on the plain path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EnvSection {
+    /// Which environment: `single_turn` (prompt → answer, the plain path's episodes) or
+    /// `calculator` (a `calculator` tool called as `<tool_call>{json}</tool_call>`).
+    pub kind: EnvKind,
+    /// Most policy turns per episode (each at most `rollout.max_new_tokens` tokens, or
+    /// `eval.max_new_tokens` when evaluating).
+    pub max_turns: usize,
+    /// Most tokens after the prompt, policy turns and observations together.
+    pub max_tokens: usize,
+    /// minijinja template of what follows a policy turn, with the environment's reply as
+    /// `observation`: `"{{ observation }}"` for the bundled model; a chat model needs its
+    /// turn markup, e.g. ChatML's `"<|im_end|>\n<|im_start|>user\n{{ observation
+    /// }}<|im_end|>\n<|im_start|>assistant\n"`.
+    pub observation_template: String,
+}
+
+/// The environments of `[env] kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvKind {
+    /// Prompt → answer → verifier (`env/single_turn.rs`).
+    SingleTurn,
+    /// Arithmetic with a calculator tool (`env/calculator.rs`).
+    Calculator,
 }

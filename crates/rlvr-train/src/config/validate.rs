@@ -25,7 +25,64 @@ impl RunConfig {
         self.check_frozen_dtype()?;
         self.check_dense()?;
         self.check_k2v()?;
+        self.check_env()?;
         self.check_lora()
+    }
+
+    /// `[env]`: budgets, a template that renders, and the parts of a run that assume one
+    /// sampled turn per response (refused by key until they handle masked observations).
+    fn check_env(&self) -> Result<()> {
+        let Some(env) = &self.env else {
+            return Ok(());
+        };
+        if env.max_turns == 0 {
+            return bad("env.max_turns must be at least 1");
+        }
+        if env.max_tokens == 0 {
+            return bad("env.max_tokens must be at least 1");
+        }
+        let mut jinja = minijinja::Environment::new();
+        jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        jinja
+            .render_str(
+                &env.observation_template,
+                minijinja::context! { observation => "x" },
+            )
+            .map_err(|e| Error::Config(format!("env.observation_template: {e}")))?;
+        if self.rollout.engine != RolloutEngine::Local {
+            return bad(
+                "[env] episodes are sampled by the local engine only (multi-turn through \
+                 rollout.engine = \"openai\" is not built): remove [env] or set \
+                 rollout.engine = \"local\"",
+            );
+        }
+        if self.rollout.max_staleness > 0 {
+            return bad(
+                "[env] episodes are not prefetched: set rollout.max_staleness = 0 or remove [env]",
+            );
+        }
+        let per_token = [
+            ("stages.srar", self.stages.srar.is_some()),
+            ("stages.cepo", self.stages.cepo.is_some()),
+            ("stages.oppo", self.stages.oppo.is_some()),
+            ("stages.amr_sd", self.stages.amr_sd.is_some()),
+            ("stages.delta", self.stages.delta.is_some()),
+        ];
+        if let Some((key, _)) = per_token.iter().find(|(_, on)| *on) {
+            return Err(Error::Config(format!(
+                "{key} assigns credit to every response token, and an [env] episode's response \
+                 holds the environment's observations too: remove [{key}] or [env]"
+            )));
+        }
+        if let rlvr_verifiers::VerifierConfig::Code(c) = &self.verifier
+            && c.dense.is_some()
+        {
+            return bad(
+                "verifier.dense maps line penalties to the tokens of one response, and an [env] \
+                 episode's response holds several turns: remove [verifier.dense] or [env]",
+            );
+        }
+        Ok(())
     }
 
     /// `[verifier.dense]` (the dense code reward): its knobs, and a place where its line

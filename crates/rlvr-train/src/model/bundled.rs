@@ -91,13 +91,22 @@ pub fn load_dir(dir: &Path, device: &Device) -> Result<BasePolicy> {
     })
 }
 
+/// The bundled model's characters: `model.alphabet`, or the arithmetic task's.
+pub fn alphabet(config: &RunConfig) -> &str {
+    if config.model.alphabet.is_empty() {
+        ALPHABET
+    } else {
+        &config.model.alphabet
+    }
+}
+
 /// The architecture of the bundled model (a Qwen2-style decoder with a character vocabulary).
 pub fn bundled_model_config(config: &RunConfig) -> Result<ModelConfig> {
     let m = &config.model;
     let hf = serde_json::json!({
         "architectures": ["Qwen2ForCausalLM"],
         "model_type": "qwen2",
-        "vocab_size": vocab_size(ALPHABET),
+        "vocab_size": vocab_size(alphabet(config)),
         "hidden_size": m.hidden_size,
         "intermediate_size": m.intermediate_size,
         "num_hidden_layers": m.num_layers,
@@ -135,7 +144,7 @@ fn warm_start(
     }
     std::fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
     for (name, text) in [
-        ("tokenizer.json", tokenizer_json(ALPHABET)),
+        ("tokenizer.json", tokenizer_json(alphabet(config))),
         ("tokenizer_config.json", tokenizer_config_json()),
     ] {
         let p = tmp.join(name);
@@ -176,7 +185,7 @@ fn cache_key(config: &RunConfig) -> Result<u64> {
     .expect("serializes");
     // `sft.seed` sits where the run seed was before it had its own field, so the default
     // run's cache key (both 0) is unchanged.
-    (model, sft, config.sft.seed, ALPHABET).hash(&mut h);
+    (model, sft, config.sft.seed, alphabet(config)).hash(&mut h);
     let data = crate::data::train_fingerprint(&config.data)?;
     data.hash(&mut h);
     Ok(h.finish())

@@ -17,6 +17,7 @@ use rlvr_models::lora::load_adapter;
 
 use crate::checkpoint;
 use crate::config::RunConfig;
+use crate::env::groups::{EpisodeStats, evaluate_episodes};
 use crate::error::{Error, Result};
 use crate::eval::{EvalSummary, PromptEval, evaluate, summarize};
 use crate::metrics::{Metrics, MetricsLog, read_metrics};
@@ -164,10 +165,11 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         drop(batch);
         let every = tr.config.eval.every;
         if (every > 0 && tr.state.step % every == 0) || tr.state.step == total {
-            let acc = greedy_accuracy(
+            let (acc, eval_metrics) = greedy_eval(
                 &tr,
                 &run_dir.join(format!("eval-step-{:06}.jsonl", tr.state.step)),
             )?;
+            m.extend(eval_metrics);
             tr.state.evals.push((tr.state.step, acc));
             m.insert("eval/accuracy".into(), acc);
             let mut line = format!(
@@ -235,7 +237,13 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
 
 /// Greedy held-out accuracy of the current policy; per-prompt results go to `out` (JSONL).
 pub fn greedy_accuracy(tr: &Trainer, out: &Path) -> Result<f64> {
-    let results = held_out(tr, true, 1, tr.config.seed)?;
+    greedy_eval(tr, out).map(|(accuracy, _)| accuracy)
+}
+
+/// [`greedy_accuracy`], and the evaluation's episode metrics (`eval/env/*`) under `[env]`.
+pub fn greedy_eval(tr: &Trainer, out: &Path) -> Result<(f64, Metrics)> {
+    let mut m = Metrics::new();
+    let results = held_out(tr, true, 1, tr.config.seed, &mut m)?;
     let lines: String = results
         .iter()
         .map(|r| {
@@ -246,7 +254,7 @@ pub fn greedy_accuracy(tr: &Trainer, out: &Path) -> Result<f64> {
         })
         .collect();
     std::fs::write(out, lines).map_err(|e| Error::io(out, e))?;
-    Ok(summarize(&results).pass_at_1)
+    Ok((summarize(&results).pass_at_1, m))
 }
 
 /// The unbiased pass@k of the current policy on the held-out prompts (`eval.k` samples per
@@ -255,12 +263,26 @@ pub fn greedy_accuracy(tr: &Trainer, out: &Path) -> Result<f64> {
 pub fn sampled_pass_at_k(tr: &Trainer, step: usize) -> Result<EvalSummary> {
     // Apart from the rollout seeds of the step (rounds count from 0).
     let seed = step_seed(tr.config.seed, step, usize::MAX);
-    Ok(summarize(&held_out(tr, false, tr.config.eval.k, seed)?))
+    let mut unused = Metrics::new();
+    Ok(summarize(&held_out(
+        tr,
+        false,
+        tr.config.eval.k,
+        seed,
+        &mut unused,
+    )?))
 }
 
 /// `k` responses of the current policy to every held-out prompt (greedy, or sampled as the
-/// rollouts are), verified.
-fn held_out(tr: &Trainer, greedy: bool, k: usize, seed: u64) -> Result<Vec<PromptEval>> {
+/// rollouts are), verified; under `[env]` each response is an episode, whose counts go to `m`
+/// as `eval/env/*`.
+fn held_out(
+    tr: &Trainer,
+    greedy: bool,
+    k: usize,
+    seed: u64,
+    m: &mut Metrics,
+) -> Result<Vec<PromptEval>> {
     let policy = tr.model().valid();
     let mut gen_cfg = generation_config(&tr.config.rollout, &tr.tokenizer, greedy);
     gen_cfg.max_new_tokens = tr.config.eval.max_new_tokens;
@@ -269,6 +291,25 @@ fn held_out(tr: &Trainer, greedy: bool, k: usize, seed: u64) -> Result<Vec<Promp
         .iter()
         .map(|e| tr.encode_example(e))
         .collect::<Result<Vec<_>>>()?;
+    if let Some(section) = &tr.config.env {
+        let mut stats = EpisodeStats::default();
+        let results = evaluate_episodes(
+            &policy,
+            &tr.tokenizer,
+            section,
+            &tr.verifier,
+            &tr.config.verifier,
+            &tr.eval_set,
+            &prompt_ids,
+            &gen_cfg,
+            k,
+            tr.config.eval.batch_size,
+            seed,
+            &mut stats,
+        )?;
+        stats.insert_into(m, "eval/");
+        return Ok(results);
+    }
     evaluate(
         &policy,
         &tr.tokenizer,

@@ -56,7 +56,7 @@ fn shape_rewards(
     if knobs.overlong_penalty == 0.0 && !knobs.kl_in_reward {
         return Ok(());
     }
-    let lens: Vec<usize> = samples.iter().map(|s| s.response.len()).collect();
+    let lens: Vec<usize> = samples.iter().map(Sample::policy_tokens).collect();
     let seq_kl = if knobs.kl_in_reward {
         let rows: Vec<usize> = (0..samples.len()).collect();
         let packed = pack(samples, &rows, pad_id(&tr.tokenizer), &tr.device);

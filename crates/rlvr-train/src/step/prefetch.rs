@@ -15,9 +15,8 @@ use std::thread::JoinHandle;
 use burn::module::Module;
 use rlvr_models::generate;
 
-use super::rollout::{
-    Drawn, generation_config, group_rows, sample_groups_remote, step_seed, to_samples,
-};
+use super::rollout::{Drawn, generation_config, sample_groups_remote, step_seed, to_samples};
+use crate::batch::group_rows;
 use crate::error::Result;
 use crate::trainer::Trainer;
 

@@ -4,6 +4,10 @@
 //! batch is rescored when the stored log-probs must be the temperature-scaled policy's or the
 //! truncated sampler's (`logprobs.rs`).
 //!
+//! With an `[env]` section each response is a multi-turn episode (`env/`): the policy's turns
+//! and the environment's observations in one trajectory, the observations masked out of the
+//! loss, the answer turn verified and the environment's turn rewards added.
+//!
 //! With `rollout.engine = "openai"` the responses come from inference servers
 //! (`rollout_engine`): the weights are synced first when due, each response is requested with
 //! the seed its row has locally, and from the samples on the path is the same, except that the
@@ -17,9 +21,10 @@ use burn::module::Module;
 use rlvr_models::{CausalLm, FinishReason, Generation, GenerationConfig, Tokenizer, generate};
 use rlvr_objectives::TisMode;
 
-use crate::batch::Sample;
+use crate::batch::{Sample, group_rows};
 use crate::config::{RolloutEngine, RolloutSection, ShortBatch};
 use crate::data::Example;
+use crate::env::groups::{EpisodeStats, sample_episode_groups};
 use crate::error::{Error, Result};
 use crate::logprobs::{needs_rescoring, rescore};
 use crate::metrics::{Metrics, mean};
@@ -104,6 +109,9 @@ fn collect_with(
     let mut prefetched = prefetch::take(tr, step);
     let (mut staleness, mut stale_dropped, mut refilled) = (Vec::new(), 0usize, false);
     let mut round = 0;
+    // Multi-turn episodes (`[env]`): their counts over all rounds, and a round's turn rewards.
+    let mut episodes = EpisodeStats::default();
+    let mut env_rewards: Option<Vec<f32>> = None;
     while round < rounds {
         let t = Instant::now();
         let mut samples = match prefetched.take() {
@@ -113,6 +121,24 @@ fn collect_with(
                 let prompt_ids = tr.encode_prompts(&examples)?;
                 let round_seed = step_seed(seed, step, round);
                 match remote.as_deref() {
+                    None if tr.config.env.is_some() => {
+                        let section = tr.config.env.as_ref().expect("checked");
+                        let (mut samples, rewards) = sample_episode_groups(
+                            &policy,
+                            &tr.tokenizer,
+                            section,
+                            &tr.train_set,
+                            &examples,
+                            &prompt_ids,
+                            g,
+                            &gen_cfg,
+                            round_seed,
+                            &mut episodes,
+                        )?;
+                        samples.iter_mut().for_each(|s| s.policy_version = step);
+                        env_rewards = Some(rewards);
+                        Drawn::local(samples)
+                    }
                     None => {
                         let mut samples = sample_groups(
                             &policy,
@@ -141,7 +167,7 @@ fn collect_with(
         }
         .into_versioned(remote.as_deref())?;
         rollout_s += t.elapsed().as_secs_f64();
-        sampled_tokens += samples.iter().map(|s| s.response.len()).sum::<usize>();
+        sampled_tokens += samples.iter().map(Sample::policy_tokens).sum::<usize>();
         if max_staleness > 0 {
             staleness.extend(samples.iter().map(|s| step - s.policy_version.min(step)));
             let stale = drop_stale_groups(&mut samples, g, step, max_staleness);
@@ -153,13 +179,23 @@ fn collect_with(
             }
         }
         let t = Instant::now();
-        all_rewards.extend(score(
+        let mut rewards = score(
             &tr.verifier,
             &tr.config.verifier,
             &tr.train_set,
             &mut samples,
             m,
-        ));
+        );
+        // An environment's own turn rewards add to the verifier's.
+        for ((s, r), extra) in samples
+            .iter_mut()
+            .zip(&mut rewards)
+            .zip(env_rewards.take().unwrap_or_default())
+        {
+            s.reward += extra;
+            *r += extra;
+        }
+        all_rewards.extend(rewards);
         verify_s += t.elapsed().as_secs_f64();
         done_rounds += 1;
         round += 1;
@@ -223,8 +259,11 @@ fn collect_with(
     );
     m.insert(
         "response/length_mean".into(),
-        mean(kept.iter().map(|s| s.response.len() as f64)),
+        mean(kept.iter().map(|s| s.policy_tokens() as f64)),
     );
+    if tr.config.env.is_some() {
+        episodes.insert_into(m, "");
+    }
     m.insert(
         "response/truncated_frac".into(),
         mean(
@@ -296,17 +335,6 @@ fn rescore_served(
         None if tis => Some(served),
         other => other,
     }
-}
-
-/// The batch rows of `prompt_ids` with `group_size` responses each: every prompt repeated.
-pub(crate) fn group_rows(prompt_ids: &[Vec<u32>], group_size: usize) -> Vec<Vec<u32>> {
-    let mut prompts = Vec::with_capacity(prompt_ids.len() * group_size);
-    for ids in prompt_ids {
-        for _ in 0..group_size {
-            prompts.push(ids.clone());
-        }
-    }
-    prompts
 }
 
 /// The unscored samples of generated rows (row `i` is a response to `examples[i / group_size]`).

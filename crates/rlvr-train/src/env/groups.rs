@@ -1,0 +1,202 @@
+//! Episodes where the run needs samples: a step's rollout groups (G episodes per prompt,
+//! turned into [`Sample`]s with their loss masks) and held-out evaluation (the final answers
+//! verified as [`PromptEval`]s), with the episode metrics of both.
+
+use std::sync::Arc;
+
+use rlvr_models::{CausalLm, GenerationConfig, Tokenizer};
+use rlvr_verifiers::Verifier;
+
+use crate::batch::{Sample, group_rows};
+use crate::config::EnvSection;
+use crate::data::Example;
+use crate::env::{EpisodeSettings, Trajectory, new_environment, run_episodes};
+use crate::error::Result;
+use crate::eval::PromptEval;
+use crate::metrics::Metrics;
+use crate::verify::{reference_of, verify_texts};
+
+/// The episode settings of an `[env]` section.
+pub fn settings(section: &EnvSection) -> EpisodeSettings {
+    EpisodeSettings {
+        max_turns: section.max_turns,
+        max_tokens: section.max_tokens,
+        observation_template: section.observation_template.clone(),
+    }
+}
+
+/// Episode counts over one or more batches, written as the `env/*` metrics.
+#[derive(Debug, Clone, Default)]
+pub struct EpisodeStats {
+    episodes: usize,
+    turns: usize,
+    tool_calls: usize,
+    tool_errors: usize,
+    no_answer: usize,
+    observation_tokens: usize,
+}
+
+impl EpisodeStats {
+    /// Counts `trajectories`.
+    pub fn add(&mut self, trajectories: &[Trajectory]) {
+        for t in trajectories {
+            self.episodes += 1;
+            self.turns += t.turns;
+            self.tool_calls += t.tool_calls;
+            self.tool_errors += t.tool_errors;
+            self.no_answer += usize::from(t.final_text.is_none());
+            self.observation_tokens += t.loss_mask.iter().filter(|&&m| !m).count();
+        }
+    }
+
+    /// `env/turns_mean`, `env/tool_calls_mean` (per episode), `env/tool_error_frac` (of
+    /// calls), `env/no_answer_frac` (episodes a budget ended) and
+    /// `env/observation_tokens_mean`, each under `prefix` (`""` or `"eval/"`).
+    pub fn insert_into(&self, m: &mut Metrics, prefix: &str) {
+        let per = |x: usize| x as f64 / self.episodes.max(1) as f64;
+        m.insert(format!("{prefix}env/turns_mean"), per(self.turns));
+        m.insert(format!("{prefix}env/tool_calls_mean"), per(self.tool_calls));
+        m.insert(
+            format!("{prefix}env/tool_error_frac"),
+            self.tool_errors as f64 / self.tool_calls.max(1) as f64,
+        );
+        m.insert(format!("{prefix}env/no_answer_frac"), per(self.no_answer));
+        m.insert(
+            format!("{prefix}env/observation_tokens_mean"),
+            per(self.observation_tokens),
+        );
+    }
+}
+
+/// Plays `k` episodes for each of `examples` (one environment each, reset on its example).
+fn play(
+    policy: &CausalLm,
+    tokenizer: &Tokenizer,
+    section: &EnvSection,
+    examples: &[&Example],
+    prompt_ids: &[Vec<u32>],
+    k: usize,
+    gen_cfg: &GenerationConfig,
+    seed: u64,
+) -> Result<Vec<Trajectory>> {
+    let prompts = group_rows(prompt_ids, k);
+    let mut envs: Vec<_> = examples
+        .iter()
+        .flat_map(|&ex| std::iter::repeat_n(ex, k))
+        .map(|ex| {
+            let mut env = new_environment(section);
+            env.reset(ex);
+            env
+        })
+        .collect();
+    run_episodes(
+        policy,
+        tokenizer,
+        &mut envs,
+        &prompts,
+        gen_cfg,
+        &settings(section),
+        seed,
+    )
+}
+
+/// The unscored samples of `group_size` episodes per prompt (row `i` answers
+/// `examples[i / group_size]`), and each one's environment reward, which the caller adds to
+/// the verifier's. A sample's `text` is its answer turn, empty when a budget ended the episode
+/// (the verifier finds no answer in it).
+pub fn sample_episode_groups(
+    policy: &CausalLm,
+    tokenizer: &Tokenizer,
+    section: &EnvSection,
+    dataset: &[Example],
+    examples: &[usize],
+    prompt_ids: &[Vec<u32>],
+    group_size: usize,
+    gen_cfg: &GenerationConfig,
+    seed: u64,
+    stats: &mut EpisodeStats,
+) -> Result<(Vec<Sample>, Vec<f32>)> {
+    let exs: Vec<&Example> = examples.iter().map(|&e| &dataset[e]).collect();
+    let trajectories = play(
+        policy, tokenizer, section, &exs, prompt_ids, group_size, gen_cfg, seed,
+    )?;
+    stats.add(&trajectories);
+    let prompts = group_rows(prompt_ids, group_size);
+    let mut env_rewards = Vec::with_capacity(trajectories.len());
+    let samples = trajectories
+        .into_iter()
+        .zip(prompts)
+        .enumerate()
+        .map(|(i, (t, prompt))| {
+            env_rewards.push(t.env_reward);
+            Sample {
+                text: t.final_text.unwrap_or_default(),
+                loss_mask: t.loss_mask,
+                ..Sample::unscored(
+                    examples[i / group_size],
+                    prompt,
+                    t.response,
+                    t.logp,
+                    t.finish,
+                )
+            }
+        })
+        .collect();
+    Ok((samples, env_rewards))
+}
+
+/// [`crate::eval::evaluate`] through episodes: `k` episodes per example, their answer turns
+/// verified (an episode without one fails).
+pub fn evaluate_episodes(
+    policy: &CausalLm,
+    tokenizer: &Tokenizer,
+    section: &EnvSection,
+    verifier: &Arc<dyn Verifier>,
+    verifier_config: &rlvr_verifiers::VerifierConfig,
+    examples: &[Example],
+    prompt_ids: &[Vec<u32>],
+    gen_cfg: &GenerationConfig,
+    k: usize,
+    batch_size: usize,
+    seed: u64,
+    stats: &mut EpisodeStats,
+) -> Result<Vec<PromptEval>> {
+    let mut out = Vec::with_capacity(examples.len());
+    let per_batch = (batch_size / k.max(1)).max(1);
+    for (chunk, (exs, ids)) in examples
+        .chunks(per_batch)
+        .zip(prompt_ids.chunks(per_batch))
+        .enumerate()
+    {
+        let refs: Vec<&Example> = exs.iter().collect();
+        let trajectories = play(
+            policy,
+            tokenizer,
+            section,
+            &refs,
+            ids,
+            k,
+            gen_cfg,
+            seed.wrapping_add(chunk as u64),
+        )?;
+        stats.add(&trajectories);
+        let texts: Vec<String> = trajectories
+            .into_iter()
+            .map(|t| t.final_text.unwrap_or_default())
+            .collect();
+        let references = exs
+            .iter()
+            .flat_map(|e| std::iter::repeat_n(e, k))
+            .map(|e| reference_of(verifier_config, e))
+            .collect::<Result<Vec<_>>>()?;
+        let verdicts = verify_texts(verifier, verifier_config, &texts, &references);
+        for (i, ex) in exs.iter().enumerate() {
+            out.push(PromptEval {
+                id: ex.id.clone(),
+                verdicts: verdicts[i * k..(i + 1) * k].to_vec(),
+                texts: texts[i * k..(i + 1) * k].to_vec(),
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,333 @@
+//! Multi-turn environments (`[env]`, `src/env/`): the calculator's oracle solves the bundled
+//! held-out split, a one-turn episode is the plain rollout, a multi-turn trajectory's ids are
+//! the ids the trainer scores (its log-probs under the trainer's own scoring pass equal the
+//! sampler's), and in the real loop the `[env]` knobs change what a run does.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+use rlvr_models::{CausalLm, GenerationConfig, generate};
+use rlvr_train::RunConfig;
+use rlvr_train::batch::{Sample, group_rows};
+use rlvr_train::config::EnvSection;
+use rlvr_train::data::{Example, load_jsonl};
+use rlvr_train::env::calculator::Calculator;
+use rlvr_train::env::groups::{EpisodeStats, sample_episode_groups};
+use rlvr_train::env::single_turn::SingleTurn;
+use rlvr_train::env::{Environment, EpisodeSettings, Reply, Turn, oracle, run_episodes};
+use rlvr_train::logprobs::rescore;
+use rlvr_train::model::bundled::bundled_model_config;
+use rlvr_train::model::char_tokenizer::{ALPHABET, tokenizer_json};
+
+const AGENT_ALPHABET: &str = "0123456789+-*/=() .,:?<>{}\"_abcdefghijklmnopqrstuvwxyz";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn held_out() -> Vec<Example> {
+    load_jsonl(&repo().join("datasets/agent-calculator/test.jsonl")).unwrap()
+}
+
+fn math_verifier() -> Box<dyn rlvr_verifiers::Verifier> {
+    RunConfig::default().verifier.build().unwrap()
+}
+
+/// The oracle (a call on the record's expression, then the number the tool returned) passes
+/// the math verifier on all 200 held-out problems in two turns; answering without the tool
+/// (the expression's first operand) passes none, so the split needs the tool.
+#[test]
+fn the_calculator_oracle_solves_every_held_out_problem() {
+    let verifier = math_verifier();
+    let config = RunConfig::default().verifier;
+    let examples = held_out();
+    assert_eq!(examples.len(), 200);
+    let mut passed = 0;
+    let mut guessed = 0;
+    for ex in &examples {
+        let reference = config.reference(&ex.record).unwrap();
+        let played = oracle::play(&mut Calculator::new(), ex, 3, oracle::calculator(ex));
+        assert_eq!((played.turns, played.tool_errors), (2, 0), "{}", ex.id);
+        let answer = played.final_text.expect("the oracle answers");
+        passed += usize::from(verifier.verify(&answer, &reference).passed);
+        let guess = ex.record["expression"]
+            .as_str()
+            .unwrap()
+            .split('*')
+            .next()
+            .unwrap();
+        guessed += usize::from(verifier.verify(guess, &reference).passed);
+    }
+    assert_eq!(passed, 200);
+    assert_eq!(guessed, 0);
+}
+
+/// A random tiny bundled model over `alphabet`, and its tokenizer.
+fn tiny_model(alphabet: &str) -> (CausalLm, rlvr_models::Tokenizer) {
+    let config = RunConfig::load(
+        None,
+        &[
+            "model.hidden_size=32".into(),
+            "model.num_layers=2".into(),
+            "model.num_heads=2".into(),
+            "model.num_kv_heads=1".into(),
+            "model.intermediate_size=64".into(),
+            format!("model.alphabet={}", toml_string(alphabet)),
+        ],
+    )
+    .unwrap();
+    let device = Device::flex();
+    device.seed(7);
+    let model = CausalLm::new(&bundled_model_config(&config).unwrap(), &device);
+    let inner: tokenizers::Tokenizer = tokenizer_json(alphabet).parse().unwrap();
+    (model, rlvr_models::Tokenizer::from_tokenizer(inner, None))
+}
+
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.into()).to_string()
+}
+
+fn gen_cfg(max_new_tokens: usize) -> GenerationConfig {
+    GenerationConfig {
+        max_new_tokens,
+        temperature: 1.0,
+        top_k: None,
+        top_p: None,
+        stop_token_ids: vec![rlvr_train::model::char_tokenizer::EOS_ID],
+        pad_token_id: rlvr_train::model::char_tokenizer::PAD_ID,
+    }
+}
+
+/// `[env] kind = "single_turn"` samples what the plain rollout samples: the same ids and
+/// log-probs per row, every token in the loss.
+#[test]
+fn a_one_turn_episode_is_the_plain_rollout() {
+    let (model, tokenizer) = tiny_model(ALPHABET);
+    let prompts: Vec<Vec<u32>> = ["12+5=", "7-30=", "99+99="]
+        .iter()
+        .map(|p| tokenizer.encode(p).unwrap())
+        .collect();
+    let rows = group_rows(&prompts, 4);
+    let cfg = gen_cfg(6);
+    let plain = generate(&model, &rows, &cfg, 11);
+    let mut envs: Vec<Box<dyn Environment>> = rows
+        .iter()
+        .map(|_| Box::new(SingleTurn) as Box<dyn Environment>)
+        .collect();
+    let settings = EpisodeSettings {
+        max_turns: 1,
+        max_tokens: 64,
+        observation_template: "{{ observation }}".into(),
+    };
+    let episodes = run_episodes(&model, &tokenizer, &mut envs, &rows, &cfg, &settings, 11).unwrap();
+    for (p, e) in plain.iter().zip(&episodes) {
+        assert_eq!(p.tokens, e.response);
+        assert_eq!(p.logprobs, e.logp);
+        assert!(e.loss_mask.iter().all(|&m| m));
+        assert_eq!(e.turns, 1);
+        assert_eq!(
+            e.final_text.as_deref(),
+            Some(tokenizer.decode_skip_special(&p.tokens).unwrap().as_str())
+        );
+    }
+}
+
+/// A scripted environment: observations `OK1`, `OK2`, ... for `turns - 1` turns, then the end.
+struct Scripted {
+    turns: usize,
+    seen: usize,
+}
+
+impl Environment for Scripted {
+    fn reset(&mut self, _example: &Example) {
+        self.seen = 0;
+    }
+
+    fn step(&mut self, _action: &str) -> Turn {
+        self.seen += 1;
+        if self.seen >= self.turns {
+            return Turn::finish();
+        }
+        Turn {
+            reply: Reply::Observation(format!("OK{}", self.seen)),
+            reward: 0.25,
+            tool_calls: 0,
+            tool_errors: 0,
+        }
+    }
+}
+
+/// Token-in/token-out: a three-turn trajectory is prompt, turn, observation, turn,
+/// observation, turn; each observation's ids (loss mask 0) are the template's rendering
+/// encoded on its own, and the trainer's scoring pass over the packed trajectory gives the
+/// sampler's log-prob on every policy token: the ids it scores are the ids that were sampled,
+/// in the context they were sampled in.
+#[test]
+fn a_multi_turn_trajectory_is_scored_on_the_ids_it_was_sampled_with() {
+    let (model, tokenizer) = tiny_model(ALPHABET);
+    let prompts: Vec<Vec<u32>> = ["12+5=", "40-3="]
+        .iter()
+        .map(|p| tokenizer.encode(p).unwrap())
+        .collect();
+    let mut envs: Vec<Box<dyn Environment>> = prompts
+        .iter()
+        .map(|_| Box::new(Scripted { turns: 3, seen: 0 }) as Box<dyn Environment>)
+        .collect();
+    let settings = EpisodeSettings {
+        max_turns: 5,
+        max_tokens: 200,
+        observation_template: ";{{ observation }}:".into(),
+    };
+    // No stop token: every turn is exactly 5 sampled tokens, so the layout is known.
+    let mut cfg = gen_cfg(5);
+    cfg.stop_token_ids.clear();
+    let episodes =
+        run_episodes(&model, &tokenizer, &mut envs, &prompts, &cfg, &settings, 3).unwrap();
+    let mut samples = Vec::new();
+    for (prompt, e) in prompts.iter().zip(&episodes) {
+        assert_eq!((e.turns, e.env_reward), (3, 0.5));
+        let obs1 = tokenizer.encode(";OK1:").unwrap();
+        let obs2 = tokenizer.encode(";OK2:").unwrap();
+        assert_eq!(e.response.len(), 15 + obs1.len() + obs2.len());
+        let mask: Vec<bool> = [
+            vec![true; 5],
+            vec![false; obs1.len()],
+            vec![true; 5],
+            vec![false; obs2.len()],
+            vec![true; 5],
+        ]
+        .concat();
+        assert_eq!(e.loss_mask, mask);
+        assert_eq!(&e.response[5..5 + obs1.len()], obs1.as_slice());
+        assert_eq!(
+            &e.response[10 + obs1.len()..10 + obs1.len() + obs2.len()],
+            obs2.as_slice()
+        );
+        samples.push(Sample {
+            loss_mask: e.loss_mask.clone(),
+            ..Sample::unscored(
+                0,
+                prompt.clone(),
+                e.response.clone(),
+                e.logp.clone(),
+                e.finish,
+            )
+        });
+    }
+    let sampled: Vec<Vec<f32>> = samples.iter().map(|s| s.old_logp.clone()).collect();
+    let rollout = RunConfig::default().rollout;
+    rescore(&model, &mut samples, &rollout, 0);
+    for (s, before) in samples.iter().zip(&sampled) {
+        for (k, (&a, &b)) in s.old_logp.iter().zip(before).enumerate() {
+            if s.trains_on(k) {
+                assert!((a - b).abs() < 1e-4, "token {k}: scored {a}, sampled {b}");
+            }
+        }
+    }
+}
+
+/// Rollout groups through the calculator: G episodes per prompt as samples whose loss masks
+/// cover exactly the policy's turns, and the budget ends episodes that keep calling.
+#[test]
+fn episode_groups_become_masked_samples() {
+    let (model, tokenizer) = tiny_model(AGENT_ALPHABET);
+    let examples = held_out()[..2].to_vec();
+    let prompt_ids: Vec<Vec<u32>> = examples
+        .iter()
+        .map(|e| {
+            tokenizer
+                .encode(e.record["prompt"].as_str().unwrap())
+                .unwrap()
+        })
+        .collect();
+    let section = EnvSection {
+        kind: rlvr_train::config::EnvKind::Calculator,
+        max_turns: 2,
+        max_tokens: 40,
+        ..EnvSection::default()
+    };
+    let mut stats = EpisodeStats::default();
+    let (samples, rewards) = sample_episode_groups(
+        &model,
+        &tokenizer,
+        &section,
+        &examples,
+        &[0, 1],
+        &prompt_ids,
+        3,
+        &gen_cfg(12),
+        5,
+        &mut stats,
+    )
+    .unwrap();
+    assert_eq!((samples.len(), rewards.len()), (6, 6));
+    for (i, s) in samples.iter().enumerate() {
+        assert_eq!(s.example, i / 3);
+        assert_eq!(s.loss_mask.len(), s.response.len());
+        assert!(s.response.len() <= 40);
+        assert_eq!(s.old_logp.len(), s.response.len());
+    }
+    let mut m = rlvr_train::metrics::Metrics::new();
+    stats.insert_into(&mut m, "");
+    assert!(m["env/turns_mean"] >= 1.0);
+}
+
+fn agent_run(extra: &[&str]) -> Vec<rlvr_train::metrics::Metrics> {
+    let data = repo().join("datasets/agent-calculator");
+    let mut all: Vec<String> = vec![
+        format!("model.alphabet={}", toml_string(AGENT_ALPHABET)),
+        format!("data.train=\"{}\"", data.join("train.jsonl").display()),
+        format!("data.eval=\"{}\"", data.join("test.jsonl").display()),
+        "data.eval_limit=8".into(),
+        "sft.steps=300".into(),
+        "rollout.max_new_tokens=90".into(),
+        "eval.max_new_tokens=90".into(),
+        "objective.overlong_penalty=0.0".into(),
+        "train.steps=1".into(),
+        "eval.every=0".into(),
+        "checkpoint.every=0".into(),
+        "env={ kind = \"calculator\", max_tokens = 256 }".into(),
+    ];
+    all.extend(extra.iter().map(|s| s.to_string()));
+    common::run_history(&all)
+}
+
+/// The knobs in a run: the warm-started tiny model calls the tool, so with `max_turns = 3`
+/// episodes have several turns and observation tokens, and with `max_turns = 1` exactly one
+/// turn and none; `kind = "single_turn"` never calls.
+#[test]
+fn env_knobs_change_the_run() {
+    let multi = &agent_run(&["env.max_turns=3"])[0];
+    assert!(multi["env/tool_calls_mean"] > 0.0, "{multi:?}");
+    assert!(multi["env/turns_mean"] > 1.0);
+    assert!(multi["env/observation_tokens_mean"] > 0.0);
+    let one = &agent_run(&["env.max_turns=1"])[0];
+    assert_eq!(one["env/turns_mean"], 1.0);
+    assert_eq!(one["env/observation_tokens_mean"], 0.0);
+    let single = &agent_run(&["env.kind=\"single_turn\""])[0];
+    assert_eq!(single["env/tool_calls_mean"], 0.0);
+}
+
+/// Combinations that cannot work are refused at load, naming the key.
+#[test]
+fn env_refusals_name_the_key() {
+    for (sets, key) in [
+        (vec!["env.max_turns=0"], "env.max_turns"),
+        (
+            vec!["env.observation_template=\"{{ nope }}\""],
+            "env.observation_template",
+        ),
+        (
+            vec!["rollout.max_staleness=1", "objective.tis=\"truncate\""],
+            "rollout.max_staleness",
+        ),
+        (vec!["stages.cepo={}"], "stages.cepo"),
+    ] {
+        let mut all: Vec<String> = vec!["env={ kind = \"calculator\" }".into()];
+        all.extend(sets.iter().map(|s| s.to_string()));
+        let err = RunConfig::load(None, &all).unwrap_err().to_string();
+        assert!(err.contains(key), "{sets:?}: {err}");
+    }
+}
