@@ -14,14 +14,13 @@
 //! the tool about half the time; RL has to learn that calling it pays. Held-out problems are
 //! disjoint from the training ones.
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Result;
 use serde_json::json;
 
-use crate::gen_data::{SplitMix64, write_splits};
+use crate::gen_data::{SplitMix64, draw_distinct, write_splits};
 
 /// Training problems.
 pub const TRAIN_SIZE: usize = 4000;
@@ -62,22 +61,12 @@ fn chance(rng: &mut SplitMix64, p: f64) -> bool {
 
 /// Draws `train + test` distinct problems; the first `test` are held out.
 pub fn generate(train: usize, test: usize, seed: u64) -> (Vec<Problem>, Vec<Problem>) {
-    let mut rng = SplitMix64(seed);
-    let mut seen = HashSet::new();
-    let mut all = Vec::with_capacity(train + test);
-    while all.len() < train + test {
-        let p = Problem {
-            a: 11 + rng.below(39) as i64,
-            b: 3 + rng.below(7) as i64,
-            plus: rng.below(2) == 0,
-            c: 1 + rng.below(99) as i64,
-        };
-        if seen.insert(p) {
-            all.push(p);
-        }
-    }
-    let train_split = all.split_off(test);
-    (train_split, all)
+    draw_distinct(train, test, seed, |rng| Problem {
+        a: 11 + rng.below(39) as i64,
+        b: 3 + rng.below(7) as i64,
+        plus: rng.below(2) == 0,
+        c: 1 + rng.below(99) as i64,
+    })
 }
 
 /// The warm-start completion of `p`: the tool transcript, or a direct (often wrong) answer.
@@ -147,6 +136,8 @@ pub fn write(dir: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use super::*;
 
     #[test]

@@ -136,14 +136,27 @@ fn operand(rng: &mut SplitMix64) -> i64 {
 
 /// Draws `train + test` distinct problems; the first `test` form the held-out split.
 pub fn generate(train: usize, test: usize, seed: u64) -> (Vec<Problem>, Vec<Problem>) {
+    draw_distinct(train, test, seed, |rng| {
+        let a = operand(rng);
+        let op = if rng.below(2) == 0 { '+' } else { '-' };
+        let b = operand(rng);
+        Problem { a, op, b }
+    })
+}
+
+/// `train + test` distinct draws of `draw` from a SplitMix64 stream seeded with `seed`, as
+/// (train, test): the first `test` distinct ones are held out.
+pub(crate) fn draw_distinct<T: Copy + Eq + std::hash::Hash>(
+    train: usize,
+    test: usize,
+    seed: u64,
+    mut draw: impl FnMut(&mut SplitMix64) -> T,
+) -> (Vec<T>, Vec<T>) {
     let mut rng = SplitMix64(seed);
     let mut seen = HashSet::new();
     let mut all = Vec::with_capacity(train + test);
     while all.len() < train + test {
-        let a = operand(&mut rng);
-        let op = if rng.below(2) == 0 { '+' } else { '-' };
-        let b = operand(&mut rng);
-        let p = Problem { a, op, b };
+        let p = draw(&mut rng);
         if seen.insert(p) {
             all.push(p);
         }

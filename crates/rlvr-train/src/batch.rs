@@ -243,7 +243,12 @@ mod tests {
         let mut s = sample(vec![1], vec![3, 9, 4], 2.0, vec![]);
         s.loss_mask = vec![true, false, true];
         let p = pack(&[s], &[0], 0, &Device::flex());
-        let ids = p.ids.into_data().convert::<i64>().try_to_vec::<i64>().unwrap();
+        let ids = p
+            .ids
+            .into_data()
+            .convert::<i64>()
+            .try_to_vec::<i64>()
+            .unwrap();
         assert_eq!(ids, vec![1, 3, 9, 4]);
         let mask = p.mask.into_data().try_to_vec::<f32>().unwrap();
         assert_eq!(mask, vec![0.0, 1.0, 0.0, 1.0]);

@@ -50,42 +50,78 @@ pub fn evaluate(
     batch_size: usize,
     seed: u64,
 ) -> Result<Vec<PromptEval>> {
-    let mut out = Vec::with_capacity(examples.len());
-    let per_batch = (batch_size / k.max(1)).max(1);
-    for (chunk_idx, (exs, ids)) in examples
-        .chunks(per_batch)
-        .zip(prompt_ids.chunks(per_batch))
-        .enumerate()
-    {
-        let prompts: Vec<Vec<u32>> = ids
-            .iter()
-            .flat_map(|p| std::iter::repeat_n(p.clone(), k))
-            .collect();
-        let gens = generate(
-            policy,
-            &prompts,
-            gen_cfg,
-            seed.wrapping_add(chunk_idx as u64),
-        );
-        let texts = gens
-            .iter()
-            .map(|g| tokenizer.decode_skip_special(&g.tokens))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        let refs = exs
-            .iter()
-            .flat_map(|e| std::iter::repeat_n(e, k))
-            .map(|e| reference_of(verifier_config, e))
-            .collect::<Result<Vec<_>>>()?;
-        let verdicts = verify_texts(verifier, verifier_config, &texts, &refs);
-        for (i, ex) in exs.iter().enumerate() {
-            out.push(PromptEval {
-                id: ex.id.clone(),
-                verdicts: verdicts[i * k..(i + 1) * k].to_vec(),
-                texts: texts[i * k..(i + 1) * k].to_vec(),
-            });
+    let batches = EvalBatches {
+        k,
+        batch_size,
+        seed,
+    };
+    batches.run(
+        verifier,
+        verifier_config,
+        examples,
+        prompt_ids,
+        |_, ids, seed| {
+            let rows: Vec<Vec<u32>> = ids
+                .iter()
+                .flat_map(|p| std::iter::repeat_n(p.clone(), k))
+                .collect();
+            generate(policy, &rows, gen_cfg, seed)
+                .iter()
+                .map(|g| Ok(tokenizer.decode_skip_special(&g.tokens)?))
+                .collect()
+        },
+    )
+}
+
+/// How an evaluation batches its prompts: `k` responses each, `batch_size / k` prompts per
+/// batch, batch `i` sampled with seed `seed + i`.
+#[derive(Debug, Clone, Copy)]
+pub struct EvalBatches {
+    /// Responses per prompt.
+    pub k: usize,
+    /// Rows per batch.
+    pub batch_size: usize,
+    /// The first batch's seed.
+    pub seed: u64,
+}
+
+impl EvalBatches {
+    /// Has `respond` write the `k` responses of every prompt of a batch (its examples, their
+    /// prompt ids, its seed → rows in prompt order, a prompt's `k` together), verifies them,
+    /// and returns the per-prompt results.
+    pub fn run(
+        &self,
+        verifier: &Arc<dyn Verifier>,
+        verifier_config: &rlvr_verifiers::VerifierConfig,
+        examples: &[Example],
+        prompt_ids: &[Vec<u32>],
+        mut respond: impl FnMut(&[Example], &[Vec<u32>], u64) -> Result<Vec<String>>,
+    ) -> Result<Vec<PromptEval>> {
+        let k = self.k;
+        let mut out = Vec::with_capacity(examples.len());
+        let per_batch = (self.batch_size / k.max(1)).max(1);
+        for (chunk_idx, (exs, ids)) in examples
+            .chunks(per_batch)
+            .zip(prompt_ids.chunks(per_batch))
+            .enumerate()
+        {
+            let texts = respond(exs, ids, self.seed.wrapping_add(chunk_idx as u64))?;
+            let refs = exs
+                .iter()
+                .flat_map(|e| std::iter::repeat_n(e, k))
+                .map(|e| reference_of(verifier_config, e))
+                .collect::<Result<Vec<_>>>()?;
+            let verdicts = verify_texts(verifier, verifier_config, &texts, &refs);
+            for (i, ex) in exs.iter().enumerate() {
+                out.push(PromptEval {
+                    id: ex.id.clone(),
+                    verdicts: verdicts[i * k..(i + 1) * k].to_vec(),
+                    texts: texts[i * k..(i + 1) * k].to_vec(),
+                });
+            }
         }
+        Ok(out)
     }
-    Ok(out)
 }
 
 /// pass@1, unbiased pass@k and maj@k over per-prompt results.

@@ -12,9 +12,8 @@ use crate::config::EnvSection;
 use crate::data::Example;
 use crate::env::{EpisodeSettings, Trajectory, new_environment, run_episodes};
 use crate::error::Result;
-use crate::eval::PromptEval;
+use crate::eval::{EvalBatches, PromptEval};
 use crate::metrics::Metrics;
-use crate::verify::{reference_of, verify_texts};
 
 /// The episode settings of an `[env]` section.
 pub fn settings(section: &EnvSection) -> EpisodeSettings {
@@ -156,47 +155,24 @@ pub fn evaluate_episodes(
     examples: &[Example],
     prompt_ids: &[Vec<u32>],
     gen_cfg: &GenerationConfig,
-    k: usize,
-    batch_size: usize,
-    seed: u64,
+    batches: EvalBatches,
     stats: &mut EpisodeStats,
 ) -> Result<Vec<PromptEval>> {
-    let mut out = Vec::with_capacity(examples.len());
-    let per_batch = (batch_size / k.max(1)).max(1);
-    for (chunk, (exs, ids)) in examples
-        .chunks(per_batch)
-        .zip(prompt_ids.chunks(per_batch))
-        .enumerate()
-    {
-        let refs: Vec<&Example> = exs.iter().collect();
-        let trajectories = play(
-            policy,
-            tokenizer,
-            section,
-            &refs,
-            ids,
-            k,
-            gen_cfg,
-            seed.wrapping_add(chunk as u64),
-        )?;
-        stats.add(&trajectories);
-        let texts: Vec<String> = trajectories
-            .into_iter()
-            .map(|t| t.final_text.unwrap_or_default())
-            .collect();
-        let references = exs
-            .iter()
-            .flat_map(|e| std::iter::repeat_n(e, k))
-            .map(|e| reference_of(verifier_config, e))
-            .collect::<Result<Vec<_>>>()?;
-        let verdicts = verify_texts(verifier, verifier_config, &texts, &references);
-        for (i, ex) in exs.iter().enumerate() {
-            out.push(PromptEval {
-                id: ex.id.clone(),
-                verdicts: verdicts[i * k..(i + 1) * k].to_vec(),
-                texts: texts[i * k..(i + 1) * k].to_vec(),
-            });
-        }
-    }
-    Ok(out)
+    batches.run(
+        verifier,
+        verifier_config,
+        examples,
+        prompt_ids,
+        |exs, ids, seed| {
+            let refs: Vec<&Example> = exs.iter().collect();
+            let trajectories = play(
+                policy, tokenizer, section, &refs, ids, batches.k, gen_cfg, seed,
+            )?;
+            stats.add(&trajectories);
+            Ok(trajectories
+                .into_iter()
+                .map(|t| t.final_text.unwrap_or_default())
+                .collect())
+        },
+    )
 }

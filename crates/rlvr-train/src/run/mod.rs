@@ -19,7 +19,7 @@ use crate::checkpoint;
 use crate::config::RunConfig;
 use crate::env::groups::{EpisodeStats, evaluate_episodes};
 use crate::error::{Error, Result};
-use crate::eval::{EvalSummary, PromptEval, evaluate, summarize};
+use crate::eval::{EvalBatches, EvalSummary, PromptEval, evaluate, summarize};
 use crate::metrics::{Metrics, MetricsLog, read_metrics};
 use crate::model::bundled::{base_policy, load_dir};
 use crate::model::device;
@@ -302,9 +302,11 @@ fn held_out(
             &tr.eval_set,
             &prompt_ids,
             &gen_cfg,
-            k,
-            tr.config.eval.batch_size,
-            seed,
+            EvalBatches {
+                k,
+                batch_size: tr.config.eval.batch_size,
+                seed,
+            },
             &mut stats,
         )?;
         stats.insert_into(m, "eval/");
