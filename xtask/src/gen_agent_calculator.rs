@@ -3,8 +3,8 @@
 //!
 //! A problem is `a*b+c` or `a*b-c` with `a` in 11–49, `b` in 3–9 and `c` in 1–99, asked as
 //! the bare expression and `=` (`"23*7+15="`); the record keeps the `expression` (the oracle's
-//! tool argument) and the exact `answer`. The bundled character model cannot multiply
-//! two-digit numbers in its head, and the environment gives it a tool that can.
+//! tool argument) and the exact `answer`. The bundled character model is never taught to
+//! multiply; the environment gives it a tool that can.
 //!
 //! The training split carries a `completion` for the warm start, as the arithmetic task's
 //! noisy teacher: half of them use the tool (`<tool_call>{"name":"calculator","arguments":
