@@ -224,12 +224,12 @@ impl Trainer {
 
     /// Prompt token ids of one example.
     pub fn encode_example(&self, ex: &Example) -> Result<Vec<u32>> {
-        let tools = self
-            .config
-            .env
-            .as_ref()
-            .map(crate::env::tool_specs)
-            .unwrap_or_default();
+        // Only a chat template renders tools (building them compiles their schemas).
+        let templated = self.config.data.chat_template || ex.messages.is_some();
+        let tools = match &self.config.env {
+            Some(env) if templated => crate::env::tool_specs(env),
+            _ => Vec::new(),
+        };
         let text =
             render_prompt_with_tools(&self.tokenizer, ex, self.config.data.chat_template, &tools)?;
         Ok(self.tokenizer.encode(&text)?)

@@ -296,7 +296,8 @@ fn agent_run(extra: &[&str]) -> Vec<rlvr_train::metrics::Metrics> {
 
 /// The knobs in a run: the warm-started tiny model calls the tool, so with `max_turns = 3`
 /// episodes have several turns and observation tokens, and with `max_turns = 1` exactly one
-/// turn and none; `kind = "single_turn"` never calls.
+/// turn and none; `kind = "single_turn"` never calls; `max_tokens = 40` leaves no room for
+/// an observation.
 #[test]
 fn env_knobs_change_the_run() {
     let multi = &agent_run(&["env.max_turns=3"])[0];
@@ -308,6 +309,10 @@ fn env_knobs_change_the_run() {
     assert_eq!(one["env/observation_tokens_mean"], 0.0);
     let single = &agent_run(&["env.kind=\"single_turn\""])[0];
     assert_eq!(single["env/tool_calls_mean"], 0.0);
+    // A 40-token budget cuts every call (81 characters) short: no observation fits after it.
+    let short = &agent_run(&["env.max_turns=3", "env.max_tokens=40"])[0];
+    assert!(short["response/length_mean"] <= 40.0, "{short:?}");
+    assert_eq!(short["env/observation_tokens_mean"], 0.0);
 }
 
 /// Combinations that cannot work are refused at load, naming the key.
