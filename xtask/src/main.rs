@@ -7,6 +7,7 @@ mod bench_compare;
 mod gen_agent_calculator;
 mod gen_chat_data;
 mod gen_data;
+mod gen_guess_number;
 mod gen_k2v;
 mod plexrl;
 
@@ -37,6 +38,7 @@ Tasks:
   gen-data         regenerate the bundled tasks in datasets/arith/ and datasets/arith-chat/
   gen-k2v          regenerate the K2V knowledge graph and its questions in datasets/k2v/
   gen-agent-calculator  regenerate the calculator environment's task in datasets/agent-calculator/
+  gen-guess-number regenerate the guess-the-number game's task in datasets/guess-number/
   bench-compare [ARGS]  rlvr-rs side by side with PyTorch / math-verify; writes docs/benchmarks.md
                    (--rounds N, --quick, --only W[,W..]; see `cargo xtask bench-compare --help`)
   plexrl [ARGS]    PlexRL cluster-multiplexing simulator on measured step timelines
@@ -80,6 +82,10 @@ fn run() -> Result<()> {
         "gen-agent-calculator" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
             gen_agent_calculator::write(&datasets.join("agent-calculator"))
+        }
+        "gen-guess-number" => {
+            let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+            gen_guess_number::write(&datasets.join("guess-number"))
         }
         "bench-compare" => bench_compare::run(&rest),
         "plexrl" => plexrl::run(&rest),

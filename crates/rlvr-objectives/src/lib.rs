@@ -66,4 +66,4 @@ pub use loss::nsr::{BandDecay, NsrConfig, RescueMode, nsr_loss, nsr_loss_with_dr
 pub use loss::owpo::{OwpoConfig, owpo_loss, reference_update_due};
 pub use loss::{LossContext, LossOutput, Metrics};
 pub use reward_shaping::{ShapingInput, ShapingStats, overlong_penalty};
-pub use shaping::{ShapingState, StageInput, StageOutput, StagesConfig};
+pub use shaping::{ShapingState, StageInput, StageOutput, StagesConfig, StepCredit};

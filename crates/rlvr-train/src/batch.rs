@@ -49,6 +49,9 @@ pub struct Sample {
     /// tool's response in a multi-turn episode: masked out of the loss); empty when every
     /// token is the policy's.
     pub loss_mask: Vec<bool>,
+    /// A multi-turn episode's policy turns (token spans and belief checks, ReBel's input);
+    /// empty on the one-turn path.
+    pub steps: Vec<rlvr_objectives::StepCredit>,
 }
 
 impl Sample {
@@ -77,6 +80,7 @@ impl Sample {
             penalty_spans: Vec::new(),
             token_coef: Vec::new(),
             loss_mask: Vec::new(),
+            steps: Vec::new(),
         }
     }
 

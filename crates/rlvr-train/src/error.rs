@@ -60,6 +60,15 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// An environment could not start an episode on an example (a field it needs is missing
+    /// or malformed).
+    #[error("environment: example {example}: {message}")]
+    Environment {
+        /// The example's id.
+        example: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A TensorBoard event file could not be read.
     #[error("{path}: record at byte {offset}: {message}")]
     EventFile {

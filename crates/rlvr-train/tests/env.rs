@@ -16,7 +16,8 @@ use rlvr_train::data::{Example, load_jsonl};
 use rlvr_train::env::calculator::Calculator;
 use rlvr_train::env::groups::{EpisodeStats, sample_episode_groups};
 use rlvr_train::env::single_turn::SingleTurn;
-use rlvr_train::env::{Environment, EpisodeSettings, Reply, Turn, oracle, run_episodes};
+use rlvr_train::env::tier::TierConfig;
+use rlvr_train::env::{Environment, EpisodeSettings, Turn, oracle, run_episodes};
 use rlvr_train::logprobs::rescore;
 use rlvr_train::model::bundled::bundled_model_config;
 use rlvr_train::model::char_tokenizer::{ALPHABET, tokenizer_json};
@@ -48,8 +49,8 @@ fn the_calculator_oracle_solves_every_held_out_problem() {
     let mut guessed = 0;
     for ex in &examples {
         let reference = config.reference(&ex.record).unwrap();
-        let played = oracle::play(&mut Calculator::new(), ex, 3, oracle::calculator(ex));
-        assert_eq!((played.turns, played.tool_errors), (2, 0), "{}", ex.id);
+        let played = oracle::play(&mut Calculator::new(), ex, 3, oracle::calculator(ex)).unwrap();
+        assert_eq!((played.turns, played.tool_errors()), (2, 0), "{}", ex.id);
         let answer = played.final_text.expect("the oracle answers");
         passed += usize::from(verifier.verify(&answer, &reference).passed);
         let guess = ex.record["expression"]
@@ -141,8 +142,9 @@ struct Scripted {
 }
 
 impl Environment for Scripted {
-    fn reset(&mut self, _example: &Example) {
+    fn reset(&mut self, _example: &Example) -> rlvr_train::Result<()> {
         self.seen = 0;
+        Ok(())
     }
 
     fn step(&mut self, _action: &str) -> Turn {
@@ -151,10 +153,8 @@ impl Environment for Scripted {
             return Turn::finish();
         }
         Turn {
-            reply: Reply::Observation(format!("OK{}", self.seen)),
             reward: 0.25,
-            tool_calls: 0,
-            tool_errors: 0,
+            ..Turn::observe(format!("OK{}", self.seen))
         }
     }
 }
@@ -315,6 +315,108 @@ fn env_knobs_change_the_run() {
     assert_eq!(short["env/observation_tokens_mean"], 0.0);
 }
 
+/// TIER against its independent reference (`scripts/reference_tier.py`: JSON through Python's
+/// json, arithmetic through Python's ast): every episode of the fixture is played through the
+/// calculator environment as scripted turns, and its per-call checks, answer score and reward
+/// under four weight sets equal the script's.
+#[test]
+fn the_tier_reward_matches_the_reference_script() {
+    let golden: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("crates/rlvr-train/tests/fixtures/tier_golden.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let weights: std::collections::BTreeMap<String, TierConfig> =
+        serde_json::from_value(golden["weights"].clone()).unwrap();
+    let max_turns = golden["max_turns"].as_u64().unwrap() as usize;
+    let verifier = math_verifier();
+    let cases = golden["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 18);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let turns: Vec<String> = serde_json::from_value(case["turns"].clone()).unwrap();
+        let example = Example {
+            id: name.into(),
+            prompt: None,
+            messages: None,
+            record: serde_json::json!({}),
+        };
+        let mut next = turns.iter();
+        let played = oracle::play(&mut Calculator::new(), &example, max_turns, |_| {
+            next.next().cloned().unwrap_or_default()
+        })
+        .unwrap();
+        let checks: Vec<[u8; 3]> = played
+            .calls
+            .iter()
+            .map(|c| [c.parsed, c.valid, c.executed].map(u8::from))
+            .collect();
+        let want: Vec<[u8; 3]> = serde_json::from_value(case["checks"].clone()).unwrap();
+        assert_eq!(checks, want, "{name}: per-call checks");
+        let record = serde_json::json!({ "answer": case["reference"] });
+        let reference = RunConfig::default().verifier.reference(&record).unwrap();
+        let answer = played
+            .final_text
+            .as_deref()
+            .map_or(0.0, |a| verifier.verify(a, &reference).reward);
+        assert_eq!(
+            answer,
+            case["answer_score"].as_f64().unwrap() as f32,
+            "{name}"
+        );
+        for (wname, tier) in &weights {
+            let got = tier.reward(&played.calls, answer);
+            let want = case["rewards"][wname]["R"].as_f64().unwrap() as f32;
+            assert!(
+                (got - want).abs() < 1e-6,
+                "{name} / {wname}: {got} vs {want}"
+            );
+        }
+    }
+}
+
+/// `env.reward = "tier"` in a run: the logged reward is exactly the TIER combination of the
+/// logged parts (`w_F·F + w_S·S + w_E·E + w_A·answer − p·failed`, linear, so it holds for the
+/// means) under two weight sets, and not the verifier's score alone; the parts are live (the
+/// warm-started model calls the tool).
+#[test]
+fn the_tier_reward_is_what_the_run_optimizes() {
+    for (sets, w) in [
+        (vec!["env.reward=\"tier\""], [0.1, 0.2, 0.2, 0.5, 0.0]),
+        (
+            vec![
+                "env.reward=\"tier\"",
+                "env.tier={ format = 0.3, schema = 0.0, execution = 0.4, answer = 0.3, failed_call_penalty = 0.2 }",
+            ],
+            [0.3, 0.0, 0.4, 0.3, 0.2],
+        ),
+    ] {
+        let m = &agent_run(&sets)[0];
+        let parts = [
+            m["env/tier_format_mean"],
+            m["env/tier_schema_mean"],
+            m["env/tier_execution_mean"],
+            m["env/answer_mean"],
+            -m["env/failed_calls_mean"],
+        ];
+        assert!(parts[0] > 0.0 && m["env/tool_calls_mean"] > 0.0, "{m:?}");
+        let want: f64 = parts.iter().zip(w).map(|(p, w)| p * w).sum();
+        let got = m["reward/mean"];
+        assert!(
+            (got - want).abs() < 1e-5,
+            "{sets:?}: reward/mean {got} vs TIER {want}: {m:?}"
+        );
+        assert!(
+            (got - m["env/answer_mean"]).abs() > 1e-3,
+            "the reward is not the verifier's"
+        );
+    }
+    // Without it, the reward is the verifier's score and no TIER parts are logged.
+    let plain = &agent_run(&[])[0];
+    assert!((plain["reward/mean"] - plain["env/answer_mean"]).abs() < 1e-6);
+    assert!(!plain.contains_key("env/tier_format_mean"));
+}
+
 /// Combinations that cannot work are refused at load, naming the key.
 #[test]
 fn env_refusals_name_the_key() {
@@ -329,6 +431,15 @@ fn env_refusals_name_the_key() {
             "rollout.max_staleness",
         ),
         (vec!["stages.cepo={}"], "stages.cepo"),
+        (vec!["env.tier={ answer = 1.0 }"], "env.reward"),
+        (
+            vec!["env.reward=\"tier\"", "env.tier={ schema = -0.5 }"],
+            "env.tier.schema",
+        ),
+        (
+            vec!["env.reward=\"tier\"", "env.kind=\"single_turn\""],
+            "env.kind",
+        ),
     ] {
         let mut all: Vec<String> = vec!["env={ kind = \"calculator\" }".into()];
         all.extend(sets.iter().map(|s| s.to_string()));

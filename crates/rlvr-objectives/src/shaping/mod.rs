@@ -20,6 +20,7 @@ pub mod lampo;
 pub mod oppo;
 mod pipeline;
 pub mod pow3r;
+pub mod rebel;
 pub mod relex;
 pub mod span_credit;
 pub mod srar;
@@ -42,6 +43,7 @@ pub use edas::{EdasConfig, EdasMode, EdasStats, edas};
 pub use lampo::{LampoConfig, lampo_advantages, pair_weight, rouge_l_f1};
 pub use oppo::{OppoConfig, OppoStats, OppoTrace, oppo, oppo_token_advantages};
 pub use pow3r::{Pow3rConfig, Pow3rOutput, RubricSpec, pow3r};
+pub use rebel::{RebelConfig, RebelStats, StepCredit, rebel};
 pub use relex::{RelexConfig, RelexFit, relex_fit};
 pub use span_credit::span_token_offsets;
 pub use srar::{
@@ -60,7 +62,8 @@ use crate::error::Result;
 ///    `curve_rl.advantage = "centered"`, else the objective's own) → `avspo` on collapsed
 ///    groups → CurveRL and TMN weights;
 /// 3. post-hoc: `edas` on wrong rollouts' negative advantages, `srar` step offsets;
-/// 4. token credit: `cepo` (per-token weights on the sequence advantage) or `oppo` (token
+/// 4. token credit: `rebel` (its step advantages, from the estimator it replaces), `cepo`
+///    (per-token weights on the sequence advantage) or `oppo` (token
 ///    advantages from an oracle-prompted pass; it replaces the estimator and leaves the
 ///    sequence advantages 0), both as [`StageOutput::token_offsets`]; `amr_sd` (gated
 ///    multipliers from a reflection hint) adds its offsets to CEPO's;
@@ -102,6 +105,9 @@ pub struct StagesConfig {
     pub amr_sd: Option<AmrSdConfig>,
     /// DelTA discriminative token coefficients (needs `response_tokens`).
     pub delta: Option<DeltaConfig>,
+    /// ReBel belief-aware step advantages for multi-turn episodes (needs `episodes` and
+    /// `response_tokens`); replaces the estimator.
+    pub rebel: Option<RebelConfig>,
 }
 
 /// What the trainer knows per sequence (flat, `[prompts × G]` row-major) and per prompt. A stage
@@ -143,6 +149,9 @@ pub struct StageInput<'a> {
     pub run_steps: u64,
     /// Response token ids, one vector per sequence (DelTA counts them as opaque identities).
     pub response_tokens: Option<&'a [Vec<u32>]>,
+    /// The policy steps of each sequence's multi-turn episode, with the environment's belief
+    /// checks (ReBel).
+    pub episodes: Option<&'a [Vec<StepCredit>]>,
 }
 
 impl<'a> StageInput<'a> {
@@ -258,6 +267,15 @@ impl StagesConfig {
                  and amr_sd would act on values it discards",
             )?;
         }
+        if let Some(c) = &self.rebel {
+            c.validate()?;
+            crate::error::ensure(
+                self.cepo.is_none(),
+                "rebel",
+                "cepo",
+                "cepo's token offsets replace rebel's step advantages: remove one of them",
+            )?;
+        }
         if let Some(c) = &self.delta {
             c.validate()?;
             crate::error::ensure(
@@ -273,8 +291,8 @@ impl StagesConfig {
             replacers.len() <= 1,
             "stages",
             replacers.join(" + "),
-            "at most one of tmn, lampo.pairwise, curve_rl.advantage = \"centered\", oppo may \
-             replace the advantage estimator",
+            "at most one of tmn, lampo.pairwise, curve_rl.advantage = \"centered\", oppo, rebel \
+             may replace the advantage estimator",
         )
     }
 
@@ -295,6 +313,9 @@ impl StagesConfig {
         }
         if self.oppo.is_some() {
             out.push("oppo");
+        }
+        if self.rebel.is_some() {
+            out.push("rebel");
         }
         out
     }

@@ -11,6 +11,7 @@ use super::edas::edas;
 use super::lampo::{lampo_advantages, rouge_l_f1};
 use super::oppo::oppo;
 use super::pow3r::pow3r;
+use super::rebel::rebel;
 use super::srar::{format_reward, srar_offsets};
 use super::stats::{finite, need};
 use super::tmn::tmn;
@@ -125,7 +126,29 @@ impl StagesConfig {
             .curve_rl
             .as_ref()
             .map(|cfg| (cfg, curve_rl(&rewards, g, &mut state.curve_rl_pool, cfg)));
-        let mut advantages = if let Some(cfg) = &self.tmn {
+        let mut rebel_offsets = None;
+        let mut advantages = if let Some(cfg) = &self.rebel {
+            let episodes = input.episodes.unwrap_or(&[]);
+            let ids = input.response_tokens.unwrap_or(&[]);
+            need("episodes", episodes.len(), n, "rebel")?;
+            need("response_tokens", ids.len(), n, "rebel")?;
+            let lens: Vec<usize> = ids.iter().map(Vec::len).collect();
+            let (a, off, s) = rebel(&rewards, episodes, &lens, g, cfg)?;
+            m.insert(
+                "shaping/rebel_belief_reward_mean".into(),
+                s.belief_reward_mean,
+            );
+            m.insert("shaping/rebel_state_mean".into(), s.state_mean);
+            m.insert("shaping/rebel_task_mean".into(), s.task_mean);
+            m.insert("shaping/rebel_format_ok_frac".into(), s.format_ok_frac);
+            m.insert("shaping/rebel_singleton_frac".into(), s.singleton_frac);
+            m.insert(
+                "shaping/rebel_step_adv_abs_mean".into(),
+                s.step_adv_abs_mean,
+            );
+            rebel_offsets = Some(off);
+            a
+        } else if let Some(cfg) = &self.tmn {
             need("task_ids", input.task_ids.len(), n, "tmn")?;
             let out = tmn(&rewards, input.task_ids, g, cfg, eps)?;
             weights = out.weights;
@@ -238,7 +261,7 @@ impl StagesConfig {
         };
 
         // 4. Token credit.
-        let mut token_offsets = vec![Vec::new(); n];
+        let mut token_offsets = rebel_offsets.unwrap_or_else(|| vec![Vec::new(); n]);
         if let Some(cfg) = &self.cepo {
             let lambda = cfg.lambda(state.step);
             m.insert("shaping/cepo_lambda".into(), lambda);

@@ -183,6 +183,8 @@ impl Default for EnvSection {
             max_turns: 4,
             max_tokens: 512,
             observation_template: "{{ observation }}".into(),
+            reward: super::EnvReward::Verifier,
+            tier: None,
         }
     }
 }

@@ -22,8 +22,9 @@ use rlvr_verifiers::VerifierConfig;
 use serde::{Deserialize, Serialize};
 
 pub use sections::{
-    CheckpointSection, DataSection, EnvKind, EnvSection, EvalSection, G2dSection, LogSection,
-    ModelSection, RolloutEngine, RolloutSection, ServerKind, SftSection, ShortBatch, TrainSection,
+    CheckpointSection, DataSection, EnvKind, EnvReward, EnvSection, EvalSection, G2dSection,
+    LogSection, ModelSection, RolloutEngine, RolloutSection, ServerKind, SftSection, ShortBatch,
+    TrainSection,
 };
 
 use crate::error::{Error, Result};

@@ -331,8 +331,9 @@ impl G2dSection {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EnvSection {
-    /// Which environment: `single_turn` (prompt → answer, the plain path's episodes) or
-    /// `calculator` (a `calculator` tool called as `<tool_call>{json}</tool_call>`).
+    /// Which environment: `single_turn` (prompt → answer, the plain path's episodes),
+    /// `calculator` (a `calculator` tool called as `<tool_call>{json}</tool_call>`) or
+    /// `guess_number` (probes `N?` answered `L` / `H` / `=`, then the number).
     pub kind: EnvKind,
     /// Most policy turns per episode (each at most `rollout.max_new_tokens` tokens, or
     /// `eval.max_new_tokens` when evaluating).
@@ -344,6 +345,31 @@ pub struct EnvSection {
     /// turn markup, e.g. ChatML's `"<|im_end|>\n<|im_start|>user\n{{ observation
     /// }}<|im_end|>\n<|im_start|>assistant\n"`.
     pub observation_template: String,
+    /// What an episode earns: `verifier` (the verifier's score of the answer turn, plus any
+    /// turn rewards) or `tier` (TIER's per-call format, schema and execution checks with the
+    /// answer's score, weighted by `[env.tier]`; `env/tier.rs`).
+    pub reward: EnvReward,
+    /// TIER's weights (only with `reward = "tier"`; defaults when absent).
+    pub tier: Option<crate::env::tier::TierConfig>,
+}
+
+impl EnvSection {
+    /// The TIER weights in force, when `reward = "tier"`.
+    pub fn tier(&self) -> Option<crate::env::tier::TierConfig> {
+        (self.reward == EnvReward::Tier).then(|| self.tier.clone().unwrap_or_default())
+    }
+}
+
+/// The rewards of `[env] reward`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvReward {
+    /// The verifier's score of the answer turn, plus the environment's turn rewards.
+    #[default]
+    Verifier,
+    /// TIER (`env/tier.rs`): `w_F·F + w_S·S + w_E·E + w_A·answer − p·failed calls`, plus
+    /// the turn rewards.
+    Tier,
 }
 
 /// The environments of `[env] kind`.
@@ -354,4 +380,6 @@ pub enum EnvKind {
     SingleTurn,
     /// Arithmetic with a calculator tool (`env/calculator.rs`).
     Calculator,
+    /// A hidden number found by probes answered lower / higher (`env/guess_number.rs`).
+    GuessNumber,
 }

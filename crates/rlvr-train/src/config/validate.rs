@@ -26,6 +26,7 @@ impl RunConfig {
         self.check_dense()?;
         self.check_k2v()?;
         self.check_env()?;
+        self.check_rebel()?;
         self.check_lora()
     }
 
@@ -49,6 +50,18 @@ impl RunConfig {
                 minijinja::context! { observation => "x" },
             )
             .map_err(|e| Error::Config(format!("env.observation_template: {e}")))?;
+        if env.tier.is_some() && env.reward != super::EnvReward::Tier {
+            return bad("[env.tier] weights TIER's reward: set env.reward = \"tier\" or remove it");
+        }
+        if let Some(tier) = env.tier() {
+            tier.check().map_err(Error::Config)?;
+            if env.kind == super::EnvKind::SingleTurn {
+                return bad(
+                    "env.reward = \"tier\" scores tool calls, and env.kind = \"single_turn\" \
+                     has no tools: choose an environment with tools or env.reward = \"verifier\"",
+                );
+            }
+        }
         if self.rollout.engine != RolloutEngine::Local {
             return bad(
                 "[env] episodes are sampled by the local engine only (multi-turn through \
@@ -83,6 +96,21 @@ impl RunConfig {
             );
         }
         Ok(())
+    }
+
+    /// `[stages.rebel]` needs episodes whose turns carry belief checks.
+    fn check_rebel(&self) -> Result<()> {
+        if self.stages.rebel.is_none() {
+            return Ok(());
+        }
+        match &self.env {
+            Some(env) if crate::env::new_environment(env.kind).tracks_beliefs() => Ok(()),
+            _ => bad(
+                "stages.rebel credits each turn's stated belief, so it needs an [env] whose \
+                 turns carry belief checks: set env.kind = \"guess_number\" or remove \
+                 [stages.rebel]",
+            ),
+        }
     }
 
     /// `[verifier.dense]` (the dense code reward): its knobs, and a place where its line

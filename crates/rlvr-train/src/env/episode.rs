@@ -2,7 +2,8 @@
 //!
 //! Every row starts from its prompt's ids. Each turn, the rows still playing are sampled
 //! together ([`generate_with_stop_strings`]: a turn ends at a stop token, at `</tool_call>`
-//! when the environment has tools, or at the per-turn token limit); a row's sampled ids go on
+//! at the environment's stop strings ([`Environment::stop_strings`]: `</tool_call>` when it
+//! has tools), or at the per-turn token limit); a row's sampled ids go on
 //! its trajectory with loss mask 1 and their sampling log-probs, its decoded text goes to its
 //! environment, and the reply is rendered by the observation template, encoded on its own and
 //! appended with loss mask 0. Nothing is ever re-tokenized from text: the trajectory the
@@ -15,9 +16,9 @@ use minijinja::UndefinedBehavior;
 use rlvr_models::{
     CausalLm, FinishReason, GenerationConfig, Tokenizer, generate_with_stop_strings,
 };
+use rlvr_objectives::StepCredit;
 
-use crate::env::tool_call::CLOSE;
-use crate::env::{Environment, Reply};
+use crate::env::{CallCheck, Environment, Reply};
 use crate::error::{Error, Result};
 
 /// The budgets and formatting of an episode.
@@ -50,10 +51,11 @@ pub struct Trajectory {
     pub turns: usize,
     /// The environment's turn rewards, summed.
     pub env_reward: f32,
-    /// Tool calls written, and how many of them failed.
-    pub tool_calls: usize,
-    /// See [`Trajectory::tool_calls`].
-    pub tool_errors: usize,
+    /// Every tool call written, in order, with its checks.
+    pub calls: Vec<CallCheck>,
+    /// Per policy turn: its response tokens and, when the environment tracks beliefs, its
+    /// belief check (ReBel's step credit); the check's fields are empty otherwise.
+    pub steps: Vec<StepCredit>,
 }
 
 impl Trajectory {
@@ -66,9 +68,14 @@ impl Trajectory {
             final_text: None,
             turns: 0,
             env_reward: 0.0,
-            tool_calls: 0,
-            tool_errors: 0,
+            calls: Vec::new(),
+            steps: Vec::new(),
         }
+    }
+
+    /// Tool calls that were not executed (malformed, invalid, or failed).
+    pub fn failed_calls(&self) -> usize {
+        self.calls.iter().filter(|c| !c.executed).count()
     }
 
     fn push(&mut self, ids: &[u32], logp: Option<&[f32]>) {
@@ -121,11 +128,8 @@ pub fn run_episodes(
 ) -> Result<Vec<Trajectory>> {
     assert_eq!(envs.len(), prompts.len(), "one environment per row");
     let format = ObservationFormat::new(&settings.observation_template)?;
-    let stops: Vec<String> = if envs.iter().any(|e| !e.tools().is_empty()) {
-        vec![CLOSE.to_string()]
-    } else {
-        Vec::new()
-    };
+    // Every row plays the same kind of environment.
+    let stops = envs.first().map(|e| e.stop_strings()).unwrap_or_default();
     let mut out: Vec<Trajectory> = prompts.iter().map(|_| Trajectory::new()).collect();
     let mut playing: Vec<usize> = (0..prompts.len()).collect();
     for turn in 0..settings.max_turns {
@@ -158,6 +162,7 @@ pub fn run_episodes(
             let t = &mut out[i];
             // A row with less room than the batch's limit keeps only what fits.
             let keep = g.tokens.len().min(settings.max_tokens - t.response.len());
+            let start = t.response.len();
             t.push(&g.tokens[..keep], Some(&g.logprobs[..keep]));
             t.finish = if keep < g.tokens.len() {
                 FinishReason::Length
@@ -168,8 +173,16 @@ pub fn run_episodes(
             let text = tokenizer.decode_skip_special(&g.tokens[..keep])?;
             let reply = envs[i].step(&text);
             t.env_reward += reply.reward;
-            t.tool_calls += reply.tool_calls;
-            t.tool_errors += reply.tool_errors;
+            t.calls.extend(reply.calls);
+            let belief = reply.belief.unwrap_or_default();
+            t.steps.push(StepCredit {
+                start,
+                end: t.response.len(),
+                key: belief.key,
+                state: belief.state,
+                task: belief.task,
+                format_ok: belief.format_ok,
+            });
             match reply.reply {
                 Reply::Final => t.final_text = Some(text),
                 Reply::Observation(obs) => {

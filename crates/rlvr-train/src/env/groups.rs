@@ -10,6 +10,7 @@ use rlvr_verifiers::Verifier;
 use crate::batch::{Sample, group_rows};
 use crate::config::EnvSection;
 use crate::data::Example;
+use crate::env::tier::{TierConfig, TierParts};
 use crate::env::{EpisodeSettings, Trajectory, new_environment, run_episodes};
 use crate::error::Result;
 use crate::eval::{EvalBatches, PromptEval};
@@ -24,6 +25,37 @@ pub fn settings(section: &EnvSection) -> EpisodeSettings {
     }
 }
 
+/// How an episode's reward is made from the verifier's score of its answer turn:
+/// `answer_weight · verifier + extra`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EpisodeReward {
+    /// The verifier score's weight (1, or TIER's `w_A`).
+    pub answer_weight: f32,
+    /// Added: the turn rewards, and under TIER the call checks' part.
+    pub extra: f32,
+}
+
+impl EpisodeReward {
+    /// The episode's reward for a verifier score.
+    pub fn apply(&self, verifier: f32) -> f32 {
+        self.answer_weight * verifier + self.extra
+    }
+}
+
+/// An episode's reward terms under `section`'s `reward`.
+pub fn episode_reward(section: &EnvSection, t: &Trajectory) -> EpisodeReward {
+    match section.tier() {
+        None => EpisodeReward {
+            answer_weight: 1.0,
+            extra: t.env_reward,
+        },
+        Some(tier) => EpisodeReward {
+            answer_weight: tier.answer,
+            extra: tier.call_reward(&tier.parts(&t.calls)) + t.env_reward,
+        },
+    }
+}
+
 /// Episode counts over one or more batches, written as the `env/*` metrics.
 #[derive(Debug, Clone, Default)]
 pub struct EpisodeStats {
@@ -33,6 +65,8 @@ pub struct EpisodeStats {
     tool_errors: usize,
     no_answer: usize,
     observation_tokens: usize,
+    /// Under TIER: the episodes' `F`, `S`, `E` and failed calls, summed.
+    tier: Option<(usize, TierParts)>,
 }
 
 impl EpisodeStats {
@@ -41,10 +75,23 @@ impl EpisodeStats {
         for t in trajectories {
             self.episodes += 1;
             self.turns += t.turns;
-            self.tool_calls += t.tool_calls;
-            self.tool_errors += t.tool_errors;
+            self.tool_calls += t.calls.len();
+            self.tool_errors += t.failed_calls();
             self.no_answer += usize::from(t.final_text.is_none());
             self.observation_tokens += t.loss_mask.iter().filter(|&&m| !m).count();
+        }
+    }
+
+    /// Adds TIER's parts of `trajectories` under `tier`.
+    pub fn add_tier(&mut self, tier: &TierConfig, trajectories: &[Trajectory]) {
+        let (n, sum) = self.tier.get_or_insert_default();
+        for t in trajectories {
+            let p = tier.parts(&t.calls);
+            *n += 1;
+            sum.format += p.format;
+            sum.schema += p.schema;
+            sum.execution += p.execution;
+            sum.failed_calls += p.failed_calls;
         }
     }
 
@@ -64,6 +111,19 @@ impl EpisodeStats {
             format!("{prefix}env/observation_tokens_mean"),
             per(self.observation_tokens),
         );
+        if let Some((n, sum)) = &self.tier {
+            let per = |x: f32| f64::from(x) / (*n).max(1) as f64;
+            m.insert(format!("{prefix}env/tier_format_mean"), per(sum.format));
+            m.insert(format!("{prefix}env/tier_schema_mean"), per(sum.schema));
+            m.insert(
+                format!("{prefix}env/tier_execution_mean"),
+                per(sum.execution),
+            );
+            m.insert(
+                format!("{prefix}env/failed_calls_mean"),
+                per(sum.failed_calls as f32),
+            );
+        }
     }
 }
 
@@ -79,15 +139,15 @@ fn play(
     seed: u64,
 ) -> Result<Vec<Trajectory>> {
     let prompts = group_rows(prompt_ids, k);
-    let mut envs: Vec<_> = examples
+    let mut envs = examples
         .iter()
         .flat_map(|&ex| std::iter::repeat_n(ex, k))
         .map(|ex| {
-            let mut env = new_environment(section);
-            env.reset(ex);
-            env
+            let mut env = new_environment(section.kind);
+            env.reset(ex)?;
+            Ok(env)
         })
-        .collect();
+        .collect::<Result<Vec<_>>>()?;
     run_episodes(
         policy,
         tokenizer,
@@ -100,8 +160,8 @@ fn play(
 }
 
 /// The unscored samples of `group_size` episodes per prompt (row `i` answers
-/// `examples[i / group_size]`), and each one's environment reward, which the caller adds to
-/// the verifier's. A sample's `text` is its answer turn, empty when a budget ended the episode
+/// `examples[i / group_size]`), and each one's reward terms, which the caller applies to the
+/// verifier's score. A sample's `text` is its answer turn, empty when a budget ended the episode
 /// (the verifier finds no answer in it).
 pub fn sample_episode_groups(
     policy: &CausalLm,
@@ -114,12 +174,15 @@ pub fn sample_episode_groups(
     gen_cfg: &GenerationConfig,
     seed: u64,
     stats: &mut EpisodeStats,
-) -> Result<(Vec<Sample>, Vec<f32>)> {
+) -> Result<(Vec<Sample>, Vec<EpisodeReward>)> {
     let exs: Vec<&Example> = examples.iter().map(|&e| &dataset[e]).collect();
     let trajectories = play(
         policy, tokenizer, section, &exs, prompt_ids, group_size, gen_cfg, seed,
     )?;
     stats.add(&trajectories);
+    if let Some(tier) = section.tier() {
+        stats.add_tier(&tier, &trajectories);
+    }
     let prompts = group_rows(prompt_ids, group_size);
     let mut env_rewards = Vec::with_capacity(trajectories.len());
     let samples = trajectories
@@ -127,10 +190,11 @@ pub fn sample_episode_groups(
         .zip(prompts)
         .enumerate()
         .map(|(i, (t, prompt))| {
-            env_rewards.push(t.env_reward);
+            env_rewards.push(episode_reward(section, &t));
             Sample {
                 text: t.final_text.unwrap_or_default(),
                 loss_mask: t.loss_mask,
+                steps: t.steps,
                 ..Sample::unscored(
                     examples[i / group_size],
                     prompt,

@@ -13,8 +13,11 @@
 //!   scores exactly the ids that were sampled;
 //! - `tool_call.rs`: `<tool_call>{json}</tool_call>` parsing and JSON-Schema checks;
 //! - `expr.rs`, `calculator.rs`: the calculator tool and its environment;
+//! - `guess_number.rs`: a hidden number found by probes, the partially observable game whose
+//!   turns state a belief (ReBel);
 //! - `single_turn.rs`: prompt → answer → verifier, the one-turn environment;
 //! - `groups.rs`: episodes as a step's rollout groups and as held-out evaluation;
+//! - `tier.rs`: TIER, a reward built from each tool call's checks (`[env] reward = "tier"`);
 //! - `oracle.rs`: a scripted policy that solves the bundled environments (their tests).
 //!
 //! The `[env]` section ([`crate::config::EnvSection`]) selects one; without it a run samples
@@ -25,15 +28,20 @@ pub mod calculator;
 pub mod episode;
 pub mod expr;
 pub mod groups;
+pub mod guess_number;
 pub mod oracle;
 pub mod single_turn;
+pub mod tier;
 pub mod tool_call;
 
 pub use episode::{EpisodeSettings, Trajectory, run_episodes};
-pub use tool_call::{Tool, ToolCall};
+pub use tool_call::{CallCheck, Tool, ToolCall};
 
 use crate::config::{EnvKind, EnvSection};
 use crate::data::Example;
+#[cfg(doc)]
+use crate::error::Error;
+use crate::error::Result;
 
 /// What the environment says after a policy turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,11 +60,27 @@ pub struct Turn {
     pub reply: Reply,
     /// This turn's reward (added to the trajectory's; 0 for the bundled environments).
     pub reward: f32,
-    /// Tool calls the policy wrote in the turn.
-    pub tool_calls: usize,
-    /// Of those, the ones not executed (malformed, unknown tool, schema violation) or that
-    /// failed (e.g. division by zero).
-    pub tool_errors: usize,
+    /// The tool calls the policy wrote in the turn, in order, each with its checks (a call
+    /// that is not `executed` was malformed, named an unknown tool, broke the schema or
+    /// failed, e.g. a division by zero).
+    pub calls: Vec<CallCheck>,
+    /// The environment's check of the belief the policy stated in the turn (environments
+    /// that track beliefs, for ReBel); `None` otherwise.
+    pub belief: Option<BeliefCheck>,
+}
+
+/// An environment's check of one policy turn's stated belief (ReBel, methods-extra §19):
+/// what [`rlvr_objectives::StepCredit`] holds besides the turn's token span.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BeliefCheck {
+    /// The canonical belief key the turn is grouped by; `None` when no belief parsed.
+    pub key: Option<String>,
+    /// `r_state` in [0, 1]: the stated state against the environment's tracker.
+    pub state: f32,
+    /// `r_task` in [0, 1]: the turn's action against the task's phase.
+    pub task: f32,
+    /// Whether the belief parsed.
+    pub format_ok: bool,
 }
 
 impl Turn {
@@ -65,8 +89,16 @@ impl Turn {
         Self {
             reply: Reply::Final,
             reward: 0.0,
-            tool_calls: 0,
-            tool_errors: 0,
+            calls: Vec::new(),
+            belief: None,
+        }
+    }
+
+    /// The episode goes on with `observation`, no turn reward, no tool calls.
+    pub fn observe(observation: impl Into<String>) -> Self {
+        Self {
+            reply: Reply::Observation(observation.into()),
+            ..Self::finish()
         }
     }
 }
@@ -79,24 +111,43 @@ pub trait Environment: Send {
         &[]
     }
 
+    /// Strings that end a policy turn besides the stop tokens: `</tool_call>` when the
+    /// environment has tools, none otherwise.
+    fn stop_strings(&self) -> Vec<String> {
+        if self.tools().is_empty() {
+            Vec::new()
+        } else {
+            vec![tool_call::CLOSE.to_string()]
+        }
+    }
+
+    /// Whether turns carry [`Turn::belief`] (what `[stages.rebel]` needs).
+    fn tracks_beliefs(&self) -> bool {
+        false
+    }
+
     /// Starts an episode on `example`; its rendered prompt is the first observation.
-    fn reset(&mut self, example: &Example);
+    ///
+    /// # Errors
+    /// [`Error::Environment`] when the example lacks what the environment needs.
+    fn reset(&mut self, example: &Example) -> Result<()>;
 
     /// Answers the policy's turn `action` (its decoded text, special tokens removed).
     fn step(&mut self, action: &str) -> Turn;
 }
 
 /// A fresh environment of the configured kind.
-pub fn new_environment(section: &EnvSection) -> Box<dyn Environment> {
-    match section.kind {
+pub fn new_environment(kind: EnvKind) -> Box<dyn Environment> {
+    match kind {
         EnvKind::SingleTurn => Box::new(single_turn::SingleTurn),
         EnvKind::Calculator => Box::new(calculator::Calculator::new()),
+        EnvKind::GuessNumber => Box::new(guess_number::GuessNumber::default()),
     }
 }
 
 /// The `tools` entries of the configured environment (empty for tool-less kinds).
 pub fn tool_specs(section: &EnvSection) -> Vec<serde_json::Value> {
-    new_environment(section)
+    new_environment(section.kind)
         .tools()
         .iter()
         .map(Tool::spec)

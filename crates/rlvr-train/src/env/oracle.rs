@@ -7,7 +7,8 @@ use serde_json::json;
 use crate::data::Example;
 use crate::env::calculator::TOOL;
 use crate::env::tool_call::render_call;
-use crate::env::{Environment, Reply};
+use crate::env::{CallCheck, Environment, Reply};
+use crate::error::Result;
 
 /// The end of a text-level episode.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,41 +17,51 @@ pub struct Played {
     pub final_text: Option<String>,
     /// Policy turns taken.
     pub turns: usize,
-    /// Tool calls that failed.
-    pub tool_errors: usize,
+    /// Every tool call, in order, with its checks.
+    pub calls: Vec<CallCheck>,
+}
+
+impl Played {
+    /// Tool calls that were not executed.
+    pub fn tool_errors(&self) -> usize {
+        self.calls.iter().filter(|c| !c.executed).count()
+    }
 }
 
 /// Plays `policy` (the observations so far → the next turn's text) against `env`, reset on
 /// `example`, for at most `max_turns` turns.
+///
+/// # Errors
+/// The environment's, when it cannot start on `example`.
 pub fn play(
     env: &mut dyn Environment,
     example: &Example,
     max_turns: usize,
     mut policy: impl FnMut(&[String]) -> String,
-) -> Played {
-    env.reset(example);
+) -> Result<Played> {
+    env.reset(example)?;
     let mut observations = Vec::new();
-    let mut tool_errors = 0;
+    let mut calls = Vec::new();
     for turn in 1..=max_turns {
         let action = policy(&observations);
         let t = env.step(&action);
-        tool_errors += t.tool_errors;
+        calls.extend(t.calls);
         match t.reply {
             Reply::Final => {
-                return Played {
+                return Ok(Played {
                     final_text: Some(action),
                     turns: turn,
-                    tool_errors,
-                };
+                    calls,
+                });
             }
             Reply::Observation(o) => observations.push(o),
         }
     }
-    Played {
+    Ok(Played {
         final_text: None,
         turns: max_turns,
-        tool_errors,
-    }
+        calls,
+    })
 }
 
 /// The calculator's oracle: calls the tool on the record's `expression`, then answers with

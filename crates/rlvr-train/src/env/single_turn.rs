@@ -4,13 +4,16 @@
 
 use crate::data::Example;
 use crate::env::{Environment, Turn};
+use crate::error::Result;
 
 /// Prompt → answer → verifier.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SingleTurn;
 
 impl Environment for SingleTurn {
-    fn reset(&mut self, _example: &Example) {}
+    fn reset(&mut self, _example: &Example) -> Result<()> {
+        Ok(())
+    }
 
     fn step(&mut self, _action: &str) -> Turn {
         Turn::finish()

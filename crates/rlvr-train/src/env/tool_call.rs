@@ -106,6 +106,41 @@ impl std::fmt::Display for CallError {
     }
 }
 
+/// What became of one call, the per-call checks of TIER (`env/tier.rs`): each holds only if
+/// the one before it does (a call that does not parse is neither valid nor executed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CallCheck {
+    /// `f_j`: the tag closed and its body is a JSON object with a string `name` and an object
+    /// `arguments`.
+    pub parsed: bool,
+    /// `s_j`: parsed, and it names a known tool whose schema the arguments satisfy.
+    pub valid: bool,
+    /// `e_j`: valid, and the tool returned without an error.
+    pub executed: bool,
+}
+
+impl CallCheck {
+    /// The checks of a parsed call, before execution (`executed` is set by the caller when
+    /// the tool returns without an error).
+    pub fn of(call: &Result<ToolCall, CallError>) -> Self {
+        let parsed = !matches!(call, Err(CallError::Unclosed | CallError::Malformed(_)));
+        Self {
+            parsed,
+            valid: call.is_ok(),
+            executed: false,
+        }
+    }
+
+    /// The checks of a valid call that the tool ran: `executed` when it returned `Ok`.
+    #[must_use]
+    pub fn ran(self, ok: bool) -> Self {
+        Self {
+            executed: self.valid && ok,
+            ..self
+        }
+    }
+}
+
 /// The tool calls of a turn's text, in order, each parsed and checked against `tools`; an
 /// empty list when the text has no `<tool_call>` (the turn is a final answer).
 pub fn parse_calls(text: &str, tools: &[Tool]) -> Vec<Result<ToolCall, CallError>> {
@@ -208,6 +243,33 @@ mod tests {
         }
         let unclosed = parse_calls(r#"<tool_call>{"name":"calculator""#, &tools);
         assert_eq!(unclosed, vec![Err(CallError::Unclosed)]);
+    }
+
+    #[test]
+    fn each_check_needs_the_one_before() {
+        let tools = calc();
+        let check = |text: &str| CallCheck::of(&parse_calls(text, &tools).remove(0));
+        let no = CallCheck::default();
+        assert_eq!(check("<tool_call>{nope</tool_call>"), no);
+        assert_eq!(check("<tool_call>{\"name\":\"calculator\""), no);
+        let parsed = CallCheck { parsed: true, ..no };
+        assert_eq!(
+            check(r#"<tool_call>{"name":"x","arguments":{}}</tool_call>"#),
+            parsed
+        );
+        let valid = check(&render_call("calculator", &json!({"expression": "1"})));
+        assert_eq!(
+            valid,
+            CallCheck {
+                valid: true,
+                ..parsed
+            }
+        );
+        assert!(valid.ran(true).executed && !valid.ran(false).executed);
+        assert!(
+            !parsed.ran(true).executed,
+            "an invalid call never counts as executed"
+        );
     }
 
     #[test]

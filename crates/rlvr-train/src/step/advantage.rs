@@ -127,12 +127,14 @@ fn apply_stages(
         None => None,
     };
     let credit = token_credit::inputs(tr, samples, m)?;
-    let response_tokens: Option<Vec<Vec<u32>>> = tr
-        .config
-        .stages
-        .delta
-        .map(|_| samples.iter().map(|s| s.response.clone()).collect());
+    let stages = &tr.config.stages;
+    let response_tokens: Option<Vec<Vec<u32>>> = (stages.delta.is_some() || stages.rebel.is_some())
+        .then(|| samples.iter().map(|s| s.response.clone()).collect());
+    let episodes: Option<Vec<_>> = stages
+        .rebel
+        .map(|_| samples.iter().map(|s| s.steps.clone()).collect());
     let input = StageInput {
+        episodes: episodes.as_deref(),
         response_tokens: response_tokens.as_deref(),
         cepo_delta: credit.cepo_delta.as_deref(),
         token_logp: credit.token_logp.as_deref(),
@@ -184,7 +186,10 @@ fn apply_stages(
         .collect();
     let stages = &tr.config.stages;
     let dense = penalties.iter().any(|p| !p.is_empty());
-    let token_credit = stages.cepo.is_some() || stages.oppo.is_some() || stages.amr_sd.is_some();
+    let token_credit = stages.cepo.is_some()
+        || stages.oppo.is_some()
+        || stages.amr_sd.is_some()
+        || stages.rebel.is_some();
     if stages.srar.is_some() || token_credit || dense {
         let tokens: usize = samples.iter().map(|s| s.response.len()).sum();
         let sum: f64 = offsets.iter().flatten().map(|x| f64::from(x.abs())).sum();

@@ -24,7 +24,7 @@ use rlvr_objectives::TisMode;
 use crate::batch::{Sample, group_rows};
 use crate::config::{RolloutEngine, RolloutSection, ShortBatch};
 use crate::data::Example;
-use crate::env::groups::{EpisodeStats, sample_episode_groups};
+use crate::env::groups::{EpisodeReward, EpisodeStats, sample_episode_groups};
 use crate::error::{Error, Result};
 use crate::logprobs::{needs_rescoring, rescore};
 use crate::metrics::{Metrics, mean};
@@ -111,7 +111,8 @@ fn collect_with(
     let mut round = 0;
     // Multi-turn episodes (`[env]`): their counts over all rounds, and a round's turn rewards.
     let mut episodes = EpisodeStats::default();
-    let mut env_rewards: Option<Vec<f32>> = None;
+    let mut env_rewards: Option<Vec<EpisodeReward>> = None;
+    let mut answers = Vec::new();
     while round < rounds {
         let t = Instant::now();
         let mut samples = match prefetched.take() {
@@ -186,14 +187,13 @@ fn collect_with(
             &mut samples,
             m,
         );
-        // An environment's own turn rewards add to the verifier's.
-        for ((s, r), extra) in samples
-            .iter_mut()
-            .zip(&mut rewards)
-            .zip(env_rewards.take().unwrap_or_default())
-        {
-            s.reward += extra;
-            *r += extra;
+        // An episode's reward terms (turn rewards, TIER's call checks) meet the verifier's.
+        if let Some(terms) = env_rewards.take() {
+            answers.extend(rewards.iter().copied());
+            for ((s, r), terms) in samples.iter_mut().zip(&mut rewards).zip(terms) {
+                *r = terms.apply(*r);
+                s.reward = *r;
+            }
         }
         all_rewards.extend(rewards);
         verify_s += t.elapsed().as_secs_f64();
@@ -263,6 +263,11 @@ fn collect_with(
     );
     if tr.config.env.is_some() {
         episodes.insert_into(m, "");
+        // The verifier's own score of the answer turns, before the episode's reward terms.
+        m.insert(
+            "env/answer_mean".into(),
+            mean(answers.iter().map(|&r| f64::from(r))),
+        );
     }
     m.insert(
         "response/truncated_frac".into(),
