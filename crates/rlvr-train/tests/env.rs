@@ -1,7 +1,9 @@
 //! Multi-turn environments (`[env]`, `src/env/`): the calculator's oracle solves the bundled
 //! held-out split, a one-turn episode is the plain rollout, a multi-turn trajectory's ids are
 //! the ids the trainer scores (its log-probs under the trainer's own scoring pass equal the
-//! sampler's), and in the real loop the `[env]` knobs change what a run does.
+//! sampler's), TIER's reward equals its reference script's and is what a run optimizes, the
+//! guess-the-number game is solvable by bisection within its budget, and in the real loop the
+//! `[env]` and `[stages.rebel]` knobs change what a run does.
 
 mod common;
 
@@ -15,9 +17,10 @@ use rlvr_train::config::EnvSection;
 use rlvr_train::data::{Example, load_jsonl};
 use rlvr_train::env::calculator::Calculator;
 use rlvr_train::env::groups::{EpisodeStats, sample_episode_groups};
+use rlvr_train::env::guess_number::{self, GuessNumber};
 use rlvr_train::env::single_turn::SingleTurn;
 use rlvr_train::env::tier::TierConfig;
-use rlvr_train::env::{Environment, EpisodeSettings, Turn, oracle, run_episodes};
+use rlvr_train::env::{Environment, EpisodeSettings, Reply, Turn, oracle, run_episodes};
 use rlvr_train::logprobs::rescore;
 use rlvr_train::model::bundled::bundled_model_config;
 use rlvr_train::model::char_tokenizer::{ALPHABET, tokenizer_json};
@@ -440,10 +443,137 @@ fn env_refusals_name_the_key() {
             vec!["env.reward=\"tier\"", "env.kind=\"single_turn\""],
             "env.kind",
         ),
+        (vec!["stages.rebel={}"], "stages.rebel"),
     ] {
         let mut all: Vec<String> = vec!["env={ kind = \"calculator\" }".into()];
         all.extend(sets.iter().map(|s| s.to_string()));
         let err = RunConfig::load(None, &all).unwrap_err().to_string();
         assert!(err.contains(key), "{sets:?}: {err}");
     }
+    // ReBel without any [env] at all.
+    let err = RunConfig::load(None, &["stages.rebel={}".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("stages.rebel"), "{err}");
+}
+
+fn guess_held_out() -> Vec<Example> {
+    load_jsonl(&repo().join("datasets/guess-number/test.jsonl")).unwrap()
+}
+
+/// The bisection oracle wins all 200 held-out games within the configs' four turns (three
+/// probes and the answer), stating the tracker's interval every turn (r_state = r_task = 1);
+/// a scan from the low end (probes low, low+1, low+2, then answers low+3) wins only the games
+/// whose number is low+3, so the budget rewards a strategy.
+#[test]
+fn the_bisection_oracle_wins_every_held_out_game() {
+    let verifier = math_verifier();
+    let config = RunConfig::default().verifier;
+    let (mut oracle_wins, mut scan_wins) = (0, 0);
+    let games = guess_held_out();
+    assert_eq!(games.len(), 200);
+    for ex in &games {
+        let reference = config.reference(&ex.record).unwrap();
+        let mut env = GuessNumber::default();
+        env.reset(ex).unwrap();
+        let mut policy = guess_number::bisect(ex);
+        let mut observations = Vec::new();
+        let mut answer = None;
+        for _ in 0..4 {
+            let action = policy(&observations);
+            let turn = env.step(&action);
+            let b = turn.belief.unwrap();
+            assert_eq!(
+                (b.state, b.task, b.format_ok),
+                (1.0, 1.0, true),
+                "{}: {action}",
+                ex.id
+            );
+            match turn.reply {
+                Reply::Final => {
+                    answer = Some(env.answer_text(&action).to_string());
+                    break;
+                }
+                Reply::Observation(o) => observations.push(o),
+            }
+        }
+        let answer = answer.expect("bisection answers within four turns");
+        oracle_wins += usize::from(verifier.verify(&answer, &reference).passed);
+        let low = ex.record["low"].as_i64().unwrap();
+        let mut k = 0;
+        let played = oracle::play(&mut GuessNumber::default(), ex, 4, |_| {
+            k += 1;
+            if k < 4 {
+                format!("{}?", low + k - 1)
+            } else {
+                (low + 3).to_string()
+            }
+        })
+        .unwrap();
+        let scan = played.final_text.unwrap_or_default();
+        scan_wins += usize::from(verifier.verify(&scan, &reference).passed);
+    }
+    assert_eq!(oracle_wins, 200);
+    assert!(scan_wins < 100, "{scan_wins}");
+}
+
+fn guess_run(extra: &[&str]) -> rlvr_train::metrics::Metrics {
+    let data = repo().join("datasets/guess-number");
+    let mut all: Vec<String> = vec![
+        format!(
+            "data.train=\"{}\"",
+            data.join("train-belief.jsonl").display()
+        ),
+        format!("data.eval=\"{}\"", data.join("test.jsonl").display()),
+        "data.eval_limit=8".into(),
+        "sft.steps=300".into(),
+        "rollout.max_new_tokens=12".into(),
+        "eval.max_new_tokens=12".into(),
+        "objective.overlong_penalty=0.0".into(),
+        "train.steps=1".into(),
+        "eval.every=0".into(),
+        "checkpoint.every=0".into(),
+        "env={ kind = \"guess_number\", max_turns = 4, max_tokens = 64 }".into(),
+    ];
+    all.extend(extra.iter().map(|s| s.to_string()));
+    common::run_history(&all).remove(0)
+}
+
+/// `[stages.rebel]` in a run of the game: the logged belief reward is the configured
+/// combination of the logged checks (`α·state + β·task + δ·(2·format_ok − 1)`) under two weight
+/// sets; the step advantages reach the tokens (and vanish with `step_weight = 0`); the discount
+/// changes them. Every run draws the same first rollouts (same seed, same warm start).
+#[test]
+fn rebel_knobs_change_the_run() {
+    let mut step_adv = Vec::new();
+    for (sets, w) in [
+        (vec!["stages.rebel={}"], [0.3, 0.4, 0.1]),
+        (
+            vec![
+                "stages.rebel={ state_weight = 1.0, task_weight = 0.0, format_weight = 0.5, discount = 0.5 }",
+            ],
+            [1.0, 0.0, 0.5],
+        ),
+    ] {
+        let m = guess_run(&sets);
+        let get = |k: &str| m[&format!("stages/shaping/rebel_{k}")];
+        let want = w[0] * get("state_mean")
+            + w[1] * get("task_mean")
+            + w[2] * (2.0 * get("format_ok_frac") - 1.0);
+        let got = get("belief_reward_mean");
+        assert!(
+            (got - want).abs() < 1e-5,
+            "{sets:?}: {got} vs {want}: {m:?}"
+        );
+        assert!(
+            get("format_ok_frac") > 0.5,
+            "the warm start states beliefs: {m:?}"
+        );
+        assert!(m["advantage/token_offset_abs_mean"] > 0.0, "{m:?}");
+        step_adv.push(get("step_adv_abs_mean"));
+    }
+    assert!((step_adv[0] - step_adv[1]).abs() > 1e-6, "{step_adv:?}");
+    let off = guess_run(&["stages.rebel={ step_weight = 0.0 }"]);
+    assert_eq!(off["stages/shaping/rebel_step_adv_abs_mean"], 0.0);
+    assert_eq!(off["advantage/token_offset_abs_mean"], 0.0);
 }

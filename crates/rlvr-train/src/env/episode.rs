@@ -184,7 +184,7 @@ pub fn run_episodes(
                 format_ok: belief.format_ok,
             });
             match reply.reply {
-                Reply::Final => t.final_text = Some(text),
+                Reply::Final => t.final_text = Some(envs[i].answer_text(&text).to_string()),
                 Reply::Observation(obs) => {
                     let ids = tokenizer.encode(&format.render(&obs)?)?;
                     let fits = t.response.len() + ids.len() < settings.max_tokens;

@@ -102,6 +102,12 @@ impl Environment for GuessNumber {
         true
     }
 
+    /// The answer without its stated belief (`(17,17)17` → `17`): the verifier reads a bare
+    /// number, and a belief's bounds are never taken for the answer.
+    fn answer_text<'a>(&self, action: &'a str) -> &'a str {
+        split_belief(action).1
+    }
+
     fn reset(&mut self, example: &Example) -> Result<()> {
         let (low, high, secret) = (
             field(example, "low")?,
@@ -201,7 +207,9 @@ mod tests {
         let b = env.step("(12,19)17?").belief.unwrap();
         assert_eq!((b.state, b.task, b.format_ok), (0.0, 1.0, true));
         assert_eq!(env.interval(), (17, 17));
-        // No belief; answering is the phase now; an answer ends the episode.
+        // No belief; answering is the phase now; an answer ends the episode, and the verifier
+        // reads it without the belief.
+        assert_eq!(env.answer_text("(17,17)17"), "17");
         let t = env.step("17");
         assert_eq!(t.reply, Reply::Final);
         let b = t.belief.unwrap();

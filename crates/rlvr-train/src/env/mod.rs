@@ -121,6 +121,12 @@ pub trait Environment: Send {
         }
     }
 
+    /// The part of an answer turn that the verifier scores (the whole turn unless the
+    /// environment's turns carry more than the answer, e.g. a stated belief).
+    fn answer_text<'a>(&self, action: &'a str) -> &'a str {
+        action
+    }
+
     /// Whether turns carry [`Turn::belief`] (what `[stages.rebel]` needs).
     fn tracks_beliefs(&self) -> bool {
         false

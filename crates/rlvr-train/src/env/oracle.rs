@@ -13,7 +13,7 @@ use crate::error::Result;
 /// The end of a text-level episode.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Played {
-    /// The answer turn, when the environment ended the episode.
+    /// The answer turn (the part the verifier scores), when the environment ended the episode.
     pub final_text: Option<String>,
     /// Policy turns taken.
     pub turns: usize,
@@ -49,7 +49,7 @@ pub fn play(
         match t.reply {
             Reply::Final => {
                 return Ok(Played {
-                    final_text: Some(action),
+                    final_text: Some(env.answer_text(&action).to_string()),
                     turns: turn,
                     calls,
                 });
