@@ -74,6 +74,7 @@ impl Owned {
             hint_logp: None,
             run_steps: 0,
             response_tokens: None,
+            episodes: None,
         }
     }
 }
