@@ -55,7 +55,8 @@ impl Problem {
     }
 }
 
-fn chance(rng: &mut SplitMix64, p: f64) -> bool {
+/// True with probability `p`.
+pub(crate) fn chance(rng: &mut SplitMix64, p: f64) -> bool {
     (rng.below(1_000_000) as f64) < p * 1e6
 }
 

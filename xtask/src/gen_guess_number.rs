@@ -23,6 +23,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::json;
 
+use crate::gen_agent_calculator::chance;
 use crate::gen_data::{SplitMix64, draw_distinct, write_splits};
 
 /// Training games.
@@ -52,10 +53,6 @@ pub fn generate(train: usize, test: usize, seed: u64) -> (Vec<Game>, Vec<Game>) 
         let secret = low + rng.below((high - low + 1) as u64) as i64;
         Game { low, high, secret }
     })
-}
-
-fn chance(rng: &mut SplitMix64, p: f64) -> bool {
-    (rng.below(1_000_000) as f64) < p * 1e6
 }
 
 /// The teacher's transcript of `game` (with beliefs when `beliefs`), and whether it won. The
