@@ -5,6 +5,7 @@
 
 mod bench_compare;
 mod gen_agent_calculator;
+mod gen_agent_search;
 mod gen_chat_data;
 mod gen_data;
 mod gen_guess_number;
@@ -39,6 +40,7 @@ Tasks:
   gen-k2v          regenerate the K2V knowledge graph and its questions in datasets/k2v/
   gen-agent-calculator  regenerate the calculator environment's task in datasets/agent-calculator/
   gen-guess-number regenerate the guess-the-number game's task in datasets/guess-number/
+  gen-agent-search regenerate the search environment's corpus and questions in datasets/agent-search/
   bench-compare [ARGS]  rlvr-rs side by side with PyTorch / math-verify; writes docs/benchmarks.md
                    (--rounds N, --quick, --only W[,W..]; see `cargo xtask bench-compare --help`)
   plexrl [ARGS]    PlexRL cluster-multiplexing simulator on measured step timelines
@@ -82,6 +84,10 @@ fn run() -> Result<()> {
         "gen-agent-calculator" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
             gen_agent_calculator::write(&datasets.join("agent-calculator"))
+        }
+        "gen-agent-search" => {
+            let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+            gen_agent_search::write(&datasets.join("agent-search"))
         }
         "gen-guess-number" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");

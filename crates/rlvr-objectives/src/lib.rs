@@ -12,7 +12,8 @@
 //! EDAS, DGG, and the token-credit stages CEPO and OPPO) behind one entry point,
 //! [`StagesConfig::apply`], and the offline RELEX fit.
 //! [`g2d`] builds G2D's static preference pairs from rollout groups and [`dpo`] is the offline
-//! DPO objective that trains on them.
+//! DPO objective that trains on them. [`binac`] is Bi-NAC's critic reward (the actor's improvement
+//! after the critic's feedback) and its feedback and revision group advantages.
 //!
 //! ```
 //! use burn::tensor::Device;
@@ -37,6 +38,7 @@
 pub mod advantage;
 pub mod aggregate;
 pub mod batch;
+pub mod binac;
 pub mod config;
 pub mod dpo;
 pub mod error;
@@ -52,6 +54,7 @@ mod tis;
 pub use advantage::{AdvantageConfig, AdvantageEstimator, Advantages, compute_advantages};
 pub use aggregate::{Aggregation, BatchTotals, aggregate, aggregate_over, aggregate_weighted};
 pub use batch::{PolicyBatch, broadcast_advantages, tensor_from_rows};
+pub use binac::{BinacAdvantages, BinacConfig, BinacRollouts, binac_advantages, critic_step};
 pub use config::ObjectiveConfig;
 pub use dpo::{DpoConfig, dpo_loss, sequence_logp};
 pub use error::{Error, Result};

@@ -227,7 +227,7 @@ impl Trainer {
         // Only a chat template renders tools (building them compiles their schemas).
         let templated = self.config.data.chat_template || ex.messages.is_some();
         let tools = match &self.config.env {
-            Some(env) if templated => crate::env::tool_specs(env),
+            Some(env) if templated => crate::env::tool_specs(env)?,
             _ => Vec::new(),
         };
         let text =

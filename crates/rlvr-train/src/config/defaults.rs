@@ -33,6 +33,7 @@ impl Default for RunConfig {
             g2d: G2dSection::default(),
             lora: None,
             env: None,
+            binac: None,
         }
     }
 }
@@ -180,6 +181,8 @@ impl Default for EnvSection {
     fn default() -> Self {
         Self {
             kind: EnvKind::SingleTurn,
+            corpus: None,
+            top_k: 2,
             max_turns: 4,
             max_tokens: 512,
             observation_template: "{{ observation }}".into(),

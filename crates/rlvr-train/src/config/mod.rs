@@ -72,6 +72,9 @@ pub struct RunConfig {
     /// A multi-turn environment for the rollouts (`kind` = single_turn, calculator; see
     /// `env/`). Absent: one turn per prompt.
     pub env: Option<EnvSection>,
+    /// Bi-NAC (rlvr-objectives `BinacConfig`): the policy also writes feedback on its drafts
+    /// and revises with it (`step/binac.rs`). Absent: off.
+    pub binac: Option<rlvr_objectives::BinacConfig>,
 }
 
 /// A registry entry with all its fields at their defaults, e.g. `kind = "dapo"`.

@@ -332,9 +332,15 @@ impl G2dSection {
 #[serde(default, deny_unknown_fields)]
 pub struct EnvSection {
     /// Which environment: `single_turn` (prompt → answer, the plain path's episodes),
-    /// `calculator` (a `calculator` tool called as `<tool_call>{json}</tool_call>`) or
-    /// `guess_number` (probes `N?` answered `L` / `H` / `=`, then the number).
+    /// `calculator` (a `calculator` tool called as `<tool_call>{json}</tool_call>`),
+    /// `guess_number` (probes `N?` answered `L` / `H` / `=`, then the number) or `search` (a
+    /// `search` tool over `corpus`).
     pub kind: EnvKind,
+    /// The search environment's corpus: JSON lines `{"id", "text"}` (only with
+    /// `kind = "search"`, which needs it).
+    pub corpus: Option<std::path::PathBuf>,
+    /// Documents per search result (`kind = "search"`), at least 1.
+    pub top_k: usize,
     /// Most policy turns per episode (each at most `rollout.max_new_tokens` tokens, or
     /// `eval.max_new_tokens` when evaluating).
     pub max_turns: usize,
@@ -382,4 +388,6 @@ pub enum EnvKind {
     Calculator,
     /// A hidden number found by probes answered lower / higher (`env/guess_number.rs`).
     GuessNumber,
+    /// Questions answered from a local corpus through a BM25 search tool (`env/search.rs`).
+    Search,
 }

@@ -27,6 +27,7 @@ impl RunConfig {
         self.check_k2v()?;
         self.check_env()?;
         self.check_rebel()?;
+        self.check_binac()?;
         self.check_lora()
     }
 
@@ -41,6 +42,17 @@ impl RunConfig {
         }
         if env.max_tokens == 0 {
             return bad("env.max_tokens must be at least 1");
+        }
+        if env.kind == super::EnvKind::Search {
+            if env.top_k == 0 {
+                return bad("env.top_k must be at least 1");
+            }
+            // Reads and indexes the corpus now: a bad line is named before the run starts.
+            crate::env::new_environment(env)?;
+        } else if env.corpus.is_some() {
+            return bad(
+                "env.corpus is the search environment's: set env.kind = \"search\" or remove it",
+            );
         }
         let mut jinja = minijinja::Environment::new();
         jinja.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
@@ -104,13 +116,38 @@ impl RunConfig {
             return Ok(());
         }
         match &self.env {
-            Some(env) if crate::env::new_environment(env.kind).tracks_beliefs() => Ok(()),
+            Some(env) if crate::env::new_environment(env)?.tracks_beliefs() => Ok(()),
             _ => bad(
                 "stages.rebel credits each turn's stated belief, so it needs an [env] whose \
                  turns carry belief checks: set env.kind = \"guess_number\" or remove \
                  [stages.rebel]",
             ),
         }
+    }
+
+    /// `[binac]`: its knobs, and the rollout paths its nested generation is written for (local,
+    /// synchronous, one turn per prompt).
+    fn check_binac(&self) -> Result<()> {
+        let Some(binac) = &self.binac else {
+            return Ok(());
+        };
+        binac.validate().map_err(|e| Error::Config(e.to_string()))?;
+        if self.env.is_some() {
+            return bad(
+                "[binac] revises one-turn drafts, and [env] rolls out episodes: remove one",
+            );
+        }
+        if self.rollout.engine != super::RolloutEngine::Local {
+            return bad(
+                "[binac] samples its feedbacks and revisions locally: set rollout.engine = \
+                 \"local\" or remove [binac]",
+            );
+        }
+        if self.rollout.max_staleness > 0 {
+            return bad("[binac] scores the critic against the current actor: set \
+                 rollout.max_staleness = 0 or remove [binac]");
+        }
+        Ok(())
     }
 
     /// `[verifier.dense]` (the dense code reward): its knobs, and a place where its line

@@ -143,7 +143,7 @@ fn play(
         .iter()
         .flat_map(|&ex| std::iter::repeat_n(ex, k))
         .map(|ex| {
-            let mut env = new_environment(section.kind);
+            let mut env = new_environment(section)?;
             env.reset(ex)?;
             Ok(env)
         })

@@ -13,6 +13,7 @@
 //!   scores exactly the ids that were sampled;
 //! - `tool_call.rs`: `<tool_call>{json}</tool_call>` parsing and JSON-Schema checks;
 //! - `expr.rs`, `calculator.rs`: the calculator tool and its environment;
+//! - `bm25.rs`, `search.rs`: a `search` tool over a local corpus (BM25) and its environment;
 //! - `guess_number.rs`: a hidden number found by probes, the partially observable game whose
 //!   turns state a belief (ReBel);
 //! - `single_turn.rs`: prompt → answer → verifier, the one-turn environment;
@@ -24,12 +25,14 @@
 //! one turn per prompt on the plain path (`step/rollout.rs`), which is what
 //! `kind = "single_turn"` computes too (tested: same ids, log-probs and rewards).
 
+pub mod bm25;
 pub mod calculator;
 pub mod episode;
 pub mod expr;
 pub mod groups;
 pub mod guess_number;
 pub mod oracle;
+pub mod search;
 pub mod single_turn;
 pub mod tier;
 pub mod tool_call;
@@ -142,20 +145,40 @@ pub trait Environment: Send {
     fn step(&mut self, action: &str) -> Turn;
 }
 
-/// A fresh environment of the configured kind.
-pub fn new_environment(kind: EnvKind) -> Box<dyn Environment> {
-    match kind {
+/// A fresh environment of the configured kind (the search environment's corpus is indexed
+/// once per process and path, then shared).
+///
+/// # Errors
+/// The search environment's corpus cannot be read, or `env.corpus` is missing.
+pub fn new_environment(section: &EnvSection) -> Result<Box<dyn Environment>> {
+    Ok(match section.kind {
         EnvKind::SingleTurn => Box::new(single_turn::SingleTurn),
         EnvKind::Calculator => Box::new(calculator::Calculator::new()),
         EnvKind::GuessNumber => Box::new(guess_number::GuessNumber::default()),
-    }
+        EnvKind::Search => {
+            let Some(path) = &section.corpus else {
+                return Err(crate::error::Error::Config(
+                    "env.kind = \"search\" needs env.corpus (a JSON-lines file of {\"text\"} \
+                     documents)"
+                        .into(),
+                ));
+            };
+            Box::new(search::Search::new(
+                search::corpus_index(path)?,
+                section.top_k,
+            ))
+        }
+    })
 }
 
 /// The `tools` entries of the configured environment (empty for tool-less kinds).
-pub fn tool_specs(section: &EnvSection) -> Vec<serde_json::Value> {
-    new_environment(section.kind)
+///
+/// # Errors
+/// As [`new_environment`].
+pub fn tool_specs(section: &EnvSection) -> Result<Vec<serde_json::Value>> {
+    Ok(new_environment(section)?
         .tools()
         .iter()
         .map(Tool::spec)
-        .collect()
+        .collect())
 }

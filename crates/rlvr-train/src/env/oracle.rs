@@ -79,3 +79,28 @@ pub fn calculator(example: &Example) -> impl FnMut(&[String]) -> String + '_ {
             .to_string(),
     }
 }
+
+/// The search environment's oracle: searches the record's `entity`, then answers with the
+/// number that follows `<entity>:` in the results (never with the record's `answer`: the
+/// episode passes only if retrieval found the entity's own document).
+pub fn search(example: &Example) -> impl FnMut(&[String]) -> String + '_ {
+    let entity = example.record["entity"].as_str().unwrap_or_default();
+    move |observations: &[String]| match observations.last() {
+        None => render_call(crate::env::search::TOOL, &json!({ "query": entity })),
+        Some(o) => {
+            let head = format!("{entity}: ");
+            // A document starts at the response's opening or after another's closing period.
+            let at = o
+                .match_indices(&head)
+                .map(|(i, _)| i)
+                .find(|&i| i == 0 || o[..i].ends_with('>') || o[..i].ends_with(". "));
+            at.map(|i| {
+                o[i + head.len()..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect()
+            })
+            .unwrap_or_default()
+        }
+    }
+}

@@ -9,11 +9,14 @@
 //!    from [`reflection`]; the dense code reward's line penalties, [`exec_credit`]);
 //!    With `rollout.max_staleness` > 0 the first round may come from [`prefetch`], sampled
 //!    during an earlier step's update;
-//! 3. [`update`]: per mini-batch (split by [`micro_batch`] for gradient accumulation),
+//! 3. [`binac`] (with `[binac]`): feedback on the drafts and revisions with it in context,
+//!    appended to the batch with their own group advantages;
+//! 4. [`update`]: per mini-batch (split by [`micro_batch`] for gradient accumulation),
 //!    log-probs under autodiff → loss → backward → clip → optimizer step (DGG's gate, OWPO's
 //!    ratchet) → metrics.
 
 pub mod advantage;
+pub mod binac;
 pub mod conditioned;
 pub mod exec_credit;
 pub mod micro_batch;
@@ -39,6 +42,7 @@ pub fn rl_step_with_batch(tr: &mut Trainer, step: usize) -> Result<(Metrics, rol
     let mut m = Metrics::new();
     let mut batch = rollout::collect(tr, step, &mut m)?;
     let zero_group_frac = advantage::assign(tr, &mut batch, &mut m)?;
+    binac::extend(tr, step, &mut batch, &mut m)?;
     // Asynchronous rollouts: the next steps' first rounds sample while this step trains.
     prefetch::top_up(tr, step)?;
     update::update(tr, step, &batch, zero_group_frac, &mut m)?;

@@ -250,7 +250,7 @@ fn verdict(s: &Sample) -> String {
 }
 
 /// The problem's text: the plain prompt, else the chat turns' contents.
-fn problem(ex: &Example) -> String {
+pub(crate) fn problem(ex: &Example) -> String {
     match (&ex.prompt, &ex.messages) {
         (Some(p), _) => p.clone(),
         (None, Some(m)) => m
@@ -264,7 +264,7 @@ fn problem(ex: &Example) -> String {
 
 /// Token ids of a reflection prompt, rendered like the sample's own prompt (one user turn of the
 /// chat template when the example uses it).
-fn encode(tr: &Trainer, s: &Sample, text: &str) -> Result<Vec<u32>> {
+pub(crate) fn encode(tr: &Trainer, s: &Sample, text: &str) -> Result<Vec<u32>> {
     let ex = &tr.train_set[s.example];
     let wrapped = Example {
         id: ex.id.clone(),

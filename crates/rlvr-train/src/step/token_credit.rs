@@ -85,7 +85,7 @@ pub fn inputs(tr: &Trainer, samples: &[Sample], m: &mut Metrics) -> Result<Token
             };
             let p = tr
                 .tokenizer
-                .encode(&format!(" {}", gold(tr, &group[0], "cepo")?))?;
+                .encode(&format!(" {}", gold(tr, &group[0], "stages.cepo")?))?;
             let n = tr.tokenizer.encode(&format!(" {}", answer_of(worst)))?;
             if p == n {
                 continue;
@@ -108,7 +108,7 @@ pub fn inputs(tr: &Trainer, samples: &[Sample], m: &mut Metrics) -> Result<Token
         let contexts = samples
             .iter()
             .map(|s| {
-                let text = cfg.oracle_context(&gold(tr, s, "oppo")?);
+                let text = cfg.oracle_context(&gold(tr, s, "stages.oppo")?);
                 Ok(tr.tokenizer.encode(&text)?)
             })
             .collect::<Result<Vec<_>>>()?;
@@ -156,7 +156,7 @@ fn amr_sd_hint_logp(
             continue;
         }
         groups.push(gi);
-        golds.push(gold(tr, &group[0], "amr_sd")?);
+        golds.push(gold(tr, &group[0], "stages.amr_sd")?);
     }
     let hints = reflection::hints(tr, policy, samples, &groups, &golds, stage_step)?;
     m.insert("time/amr_sd_reflection_s".into(), t.elapsed().as_secs_f64());
@@ -226,13 +226,13 @@ fn answer_of(s: &Sample) -> String {
 }
 
 /// The gold answer of a sample's dataset line (a string, or a number as written).
-fn gold(tr: &Trainer, s: &Sample, stage: &str) -> Result<String> {
+pub(crate) fn gold(tr: &Trainer, s: &Sample, stage: &str) -> Result<String> {
     let ex = &tr.train_set[s.example];
     match ex.record.get("answer") {
         Some(serde_json::Value::String(a)) => Ok(a.clone()),
         Some(v @ serde_json::Value::Number(_)) => Ok(v.to_string()),
         _ => Err(Error::Config(format!(
-            "stages.{stage} needs a gold answer, and example `{}` has no string `answer` \
+            "{stage} needs a gold answer, and example `{}` has no string `answer` \
              (data.answer_field)",
             ex.id
         ))),
