@@ -13,7 +13,8 @@
 //! teacher: half search (`<tool_call>{"name":"search","arguments":{"query":"kabo"}}
 //! </tool_call><tool_response>...</tool_response>412`, the results written as the
 //! environment will return them), the other half answer at once, right with probability 0.3.
-//! Held-out questions ask about 200 towns no training question names (their documents are in
+//! Training records also carry the expert's `solution`, always the search transcript (the
+//! trace SMEPO masks, `[smepo]`). Held-out questions ask about 200 towns no training question names (their documents are in
 //! the shared corpus, which is what retrieval is for).
 
 use std::fmt::Write as _;
@@ -106,19 +107,26 @@ pub fn results(towns: &[Town], i: usize) -> String {
         .join(" ")
 }
 
+/// The expert's transcript for town `i`: the search, its results as the environment returns
+/// them, the answer.
+pub fn transcript(towns: &[Town], i: usize) -> String {
+    let t = &towns[i];
+    let call = format!(
+        r#"{{"name":"search","arguments":{{"query":"{}"}}}}"#,
+        t.name
+    );
+    let found = results(towns, i);
+    format!(
+        "<tool_call>{call}</tool_call><tool_response>{found}</tool_response>{}",
+        t.people
+    )
+}
+
 /// The warm-start completion for town `i`: the search transcript, or a direct answer.
 fn completion(towns: &[Town], i: usize, rng: &mut SplitMix64) -> String {
     let t = &towns[i];
     if chance(rng, TOOL_SHARE) {
-        let call = format!(
-            r#"{{"name":"search","arguments":{{"query":"{}"}}}}"#,
-            t.name
-        );
-        let found = results(towns, i);
-        return format!(
-            "<tool_call>{call}</tool_call><tool_response>{found}</tool_response>{}",
-            t.people
-        );
+        return transcript(towns, i);
     }
     if chance(rng, DIRECT_RIGHT) {
         return t.people.to_string();
@@ -140,8 +148,9 @@ pub fn corpus_jsonl(towns: &[Town]) -> String {
     out
 }
 
-/// Question lines `{"id", "prompt", "entity", "answer"}` for towns `range`, plus `completion`
-/// when `completions` is true (the training split).
+/// Question lines `{"id", "prompt", "entity", "answer"}` for towns `range`, plus, when
+/// `completions` is true (the training split), the warm start's `completion` and the
+/// expert's `solution` (always the search transcript: SMEPO's trace, `[smepo]`).
 pub fn to_jsonl(
     split: &str,
     towns: &[Town],
@@ -160,6 +169,7 @@ pub fn to_jsonl(
         });
         if completions {
             record["completion"] = json!(completion(towns, i, &mut rng));
+            record["solution"] = json!(transcript(towns, i));
         }
         let _ = writeln!(out, "{record}");
     }

@@ -17,10 +17,12 @@ use rlvr_models::{
 };
 use rlvr_optim::{OptimizerConfig, RlvrOptimizer};
 use rlvr_verifiers::Verifier;
+use rlvr_verifiers::math::Fallback;
 
 use crate::checkpoint::{self, TrainerState};
 use crate::config::RunConfig;
 use crate::data::Example;
+use crate::data::guidance::{Guidance, cut_at_ratio};
 use crate::error::{Error, Result};
 use crate::model::param_ids::with_path_ids;
 use crate::prompt::render_prompt_with_tools;
@@ -220,6 +222,37 @@ impl Trainer {
             .iter()
             .map(|&i| self.encode_example(&self.train_set[i]))
             .collect()
+    }
+
+    /// Prompt token ids of training examples for the rollouts: with `[smepo]` each prompt
+    /// carries its masked expert trace (`data/guidance.rs`); also what became of each
+    /// prompt's guidance (`None` without `[smepo]`).
+    pub fn encode_rollout_prompts(
+        &self,
+        examples: &[usize],
+    ) -> Result<(Vec<Vec<u32>>, Vec<Option<Guidance>>)> {
+        let Some(smepo) = &self.config.smepo else {
+            return Ok((self.encode_prompts(examples)?, vec![None; examples.len()]));
+        };
+        examples
+            .iter()
+            .map(|&i| {
+                let ex = &self.train_set[i];
+                let gold = ex.record.get("answer").and_then(|a| match a {
+                    serde_json::Value::String(s) => Some(
+                        rlvr_verifiers::math::extract::extract(s, Fallback::None)
+                            .map_or_else(|| s.clone(), |(a, _)| a),
+                    ),
+                    serde_json::Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                });
+                let (guided, what) = smepo.guide(ex, gold.as_deref(), |t| {
+                    cut_at_ratio(&self.tokenizer, t, smepo.ratio)
+                })?;
+                Ok((self.encode_example(&guided)?, Some(what)))
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(|v| v.into_iter().unzip())
     }
 
     /// Prompt token ids of one example.

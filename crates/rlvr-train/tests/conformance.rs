@@ -53,3 +53,55 @@ fn the_mbpp_config_holds_out_the_test_split_and_names_the_function() {
         );
     }
 }
+
+/// SMEPO's math masker on every GSM8K training solution: no annotated calculation keeps a
+/// digit (`<<48/2=24>>` → `<<[NUMBER]/[NUMBER]...`), no digit is left anywhere outside the
+/// protected structural numbers (`step 2`), the final `#### n` is blanked, and no masked trace
+/// still holds its gold answer as a token (the guidance could not be copied into a reward).
+#[test]
+#[ignore = "conformance suite: needs RLVR_DATA_DIR (../shared/datasets); run by .ci/run"]
+fn smepo_masks_every_value_of_every_gsm8k_solution() {
+    use rlvr_train::data::semantic_mask::{contains_answer, mask_math_trace};
+    let path = data_dir().join("gsm8k_train.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let structural = regex::Regex::new(
+        r"(?i)\b(?:step|case|part|subcase|problem|example|exercise|lemma|theorem|claim|stage|round)\s*#?\s*\d+",
+    )
+    .unwrap();
+    let calc = regex::Regex::new(r"<<([^>]*)>>").unwrap();
+    let (mut n, mut calcs, mut structural_left) = (0, 0, 0);
+    for (i, line) in text.lines().enumerate() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let solution = record["answer"].as_str().unwrap();
+        let gold = solution.rsplit("####").next().unwrap().trim();
+        let masked = mask_math_trace(solution);
+        for c in calc.captures_iter(&masked) {
+            calcs += 1;
+            assert!(
+                !c[1].contains(|ch: char| ch.is_ascii_digit()),
+                "line {}: {}",
+                i + 1,
+                &c[0]
+            );
+        }
+        assert!(
+            masked.trim_end().ends_with("#### [NUMBER]"),
+            "line {}: {masked}",
+            i + 1
+        );
+        let unprotected = structural.replace_all(&masked, "");
+        structural_left += usize::from(unprotected.len() != masked.len());
+        assert!(
+            !unprotected.contains(|ch: char| ch.is_ascii_digit()),
+            "line {}: {masked}",
+            i + 1
+        );
+        if !structural.is_match(&masked) {
+            assert!(!contains_answer(&masked, gold), "line {}: {masked}", i + 1);
+        }
+        n += 1;
+    }
+    assert_eq!(n, 7473);
+    assert!(calcs > 20_000, "{calcs}");
+    assert!(structural_left < n / 20, "{structural_left}");
+}

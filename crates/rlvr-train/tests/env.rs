@@ -14,6 +14,7 @@ use rlvr_models::{CausalLm, GenerationConfig, generate};
 use rlvr_train::RunConfig;
 use rlvr_train::batch::{Sample, group_rows};
 use rlvr_train::config::EnvSection;
+use rlvr_train::data::guidance::Guidance;
 use rlvr_train::data::{Example, load_jsonl};
 use rlvr_train::env::bm25::Bm25Index;
 use rlvr_train::env::calculator::Calculator;
@@ -689,6 +690,17 @@ fn the_warm_start_transcripts_are_what_the_tool_returns() {
 }
 
 fn search_run(extra: &[&str]) -> Vec<rlvr_train::metrics::Metrics> {
+    common::run_history(&search_sets(extra))
+}
+
+/// The run config of [`search_sets`] in `dir`, sharing the tests' warm-start cache.
+fn search_config(dir: &Path, extra: &[&str]) -> RunConfig {
+    let sets = search_sets(extra);
+    let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
+    common::tiny_config(dir, &refs)
+}
+
+fn search_sets(extra: &[&str]) -> Vec<String> {
     let data = search_dir();
     let mut all: Vec<String> = vec![
         format!("model.alphabet={}", toml_string(AGENT_ALPHABET)),
@@ -708,7 +720,7 @@ fn search_run(extra: &[&str]) -> Vec<rlvr_train::metrics::Metrics> {
         ),
     ];
     all.extend(extra.iter().map(|s| s.to_string()));
-    common::run_history(&all)
+    all
 }
 
 /// In a run the warm-started tiny model searches and reads results back, and `env.top_k`
@@ -772,4 +784,56 @@ fn search_refusals_name_the_key() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("bad.jsonl:2"), "{err}");
+}
+
+// ---- SMEPO's guidance on the search task ----
+
+const SMEPO: &str = "smepo={ trace_field = \"solution\", mask = \"math\", intro = \" e.g. \" }";
+
+/// `[smepo]` in a run: every training prompt of the search task carries its masked search
+/// transcript (the populations blanked, the call kept), which changes what the run samples;
+/// a ratio below 1 shows less of it; the rollout prompt is the plain prompt and then the
+/// guidance, with no answer in it (the held-out prompts are the plain ones, `encode_example`).
+#[test]
+fn smepo_guidance_reaches_the_training_prompts_only() {
+    let guided = search_run(&[SMEPO]);
+    let plain = search_run(&[]);
+    let g = &guided[0];
+    assert_eq!(g["smepo/guided_frac"], 1.0, "{g:?}");
+    assert_eq!(g["smepo/leaked_frac"], 0.0);
+    assert!(g["smepo/guidance_chars_mean"] > 100.0, "{g:?}");
+    assert!(!plain[0].contains_key("smepo/guided_frac"));
+    // The same seed, other prompts: other samples (the policy's entropy on them differs).
+    assert_ne!(
+        g["objective/entropy"], plain[0]["objective/entropy"],
+        "[smepo] changed nothing the run sampled"
+    );
+    let half = search_run(&[SMEPO, "smepo.ratio=0.5"]);
+    assert!(half[0]["smepo/guidance_chars_mean"] < g["smepo/guidance_chars_mean"]);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (tr, _) = common::trainer(&search_config(tmp.path(), &[SMEPO]));
+    let (ids, what) = tr.encode_rollout_prompts(&[0, 1]).unwrap();
+    for (k, ex) in tr.train_set[..2].iter().enumerate() {
+        let plain_ids = tr.encode_example(ex).unwrap();
+        assert!(ids[k].len() > plain_ids.len() + 100);
+        assert_eq!(
+            ids[k][..plain_ids.len()],
+            plain_ids[..],
+            "the prompt comes first"
+        );
+        let answer = ex.record["answer"].as_str().unwrap();
+        let text = tr.tokenizer.decode(&ids[k]).unwrap();
+        assert!(!text.contains(answer), "{text} holds {answer}");
+        assert!(matches!(what[k], Some(Guidance::Shown(_))));
+    }
+    // The full trace (no mask) holds the answer: withheld by default.
+    let full = search_config(tmp.path(), &[SMEPO, "smepo.mask=\"none\""]);
+    let (tr, _) = common::trainer(&full);
+    let (_, what) = tr.encode_rollout_prompts(&[0]).unwrap();
+    assert_eq!(what[0], Some(Guidance::Leaked));
+    let err = RunConfig::load(None, &search_sets(&[SMEPO, "smepo.ratio=1.5"]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("smepo.ratio"), "{err}");
 }

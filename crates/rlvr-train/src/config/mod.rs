@@ -75,6 +75,9 @@ pub struct RunConfig {
     /// Bi-NAC (rlvr-objectives `BinacConfig`): the policy also writes feedback on its drafts
     /// and revises with it (`step/binac.rs`). Absent: off.
     pub binac: Option<rlvr_objectives::BinacConfig>,
+    /// SMEPO: masked expert traces after the training prompts (`data/guidance.rs`). Absent:
+    /// off.
+    pub smepo: Option<crate::data::guidance::SmepoConfig>,
 }
 
 /// A registry entry with all its fields at their defaults, e.g. `kind = "dapo"`.

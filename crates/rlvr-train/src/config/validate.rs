@@ -28,6 +28,9 @@ impl RunConfig {
         self.check_env()?;
         self.check_rebel()?;
         self.check_binac()?;
+        if let Some(smepo) = &self.smepo {
+            smepo.validate()?;
+        }
         self.check_lora()
     }
 

@@ -12,17 +12,21 @@
 //! - `fields.rs`: the field mapping (`data.prompt_field`, `data.messages_field`,
 //!   `data.id_field`, `data.answer_field`) and a record → [`Example`];
 //! - `template.rs`: the prompt written from a record's fields (`data.prompt_template`);
-//! - `rows.rs`: a slice of a split by position (`data.train_rows`, `data.eval_rows`).
+//! - `rows.rs`: a slice of a split by position (`data.train_rows`, `data.eval_rows`);
+//! - `semantic_mask.rs`, `guidance.rs`: SMEPO's masked expert traces on training prompts
+//!   (`[smepo]`).
 //!
 //! Every example remembers where it came from ([`Origin`]), so a bad record, whether found
 //! while reading or by [`Dataset::check`] when the run starts, is an error naming its file and
 //! its line (JSONL, from 1) or row (parquet, from 0).
 
 pub mod fields;
+pub mod guidance;
 pub mod jsonl;
 pub mod layout;
 pub mod parquet;
 pub mod rows;
+pub mod semantic_mask;
 pub mod template;
 
 use std::path::{Path, PathBuf};

@@ -80,7 +80,7 @@ fn start(tr: &mut Trainer, next: usize, now: usize) -> Result<Prefetch> {
     );
     let cursor = tr.state.data_cursor;
     let examples = tr.next_prompts(want);
-    let prompt_ids = tr.encode_prompts(&examples)?;
+    let (prompt_ids, _) = tr.encode_rollout_prompts(&examples)?;
     let gen_cfg = generation_config(&tr.config.rollout, &tr.tokenizer, false);
     let seed = step_seed(tr.config.seed, next, 0);
     let tokenizer = tr.tokenizer.clone();

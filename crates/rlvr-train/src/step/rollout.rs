@@ -24,6 +24,7 @@ use rlvr_objectives::TisMode;
 use crate::batch::{Sample, group_rows};
 use crate::config::{RolloutEngine, RolloutSection, ShortBatch};
 use crate::data::Example;
+use crate::data::guidance::Guidance;
 use crate::env::groups::{EpisodeReward, EpisodeStats, sample_episode_groups};
 use crate::error::{Error, Result};
 use crate::logprobs::{needs_rescoring, rescore};
@@ -113,13 +114,16 @@ fn collect_with(
     let mut episodes = EpisodeStats::default();
     let mut env_rewards: Option<Vec<EpisodeReward>> = None;
     let mut answers = Vec::new();
+    // SMEPO's guidance of this step's freshly encoded prompts (`[smepo]`).
+    let mut guided = Vec::new();
     while round < rounds {
         let t = Instant::now();
         let mut samples = match prefetched.take() {
             Some(p) => p.join()?,
             None => {
                 let examples = tr.next_prompts(want - kept.len() / g);
-                let prompt_ids = tr.encode_prompts(&examples)?;
+                let (prompt_ids, guidance) = tr.encode_rollout_prompts(&examples)?;
+                guided.extend(guidance.into_iter().flatten());
                 let round_seed = step_seed(seed, step, round);
                 match remote.as_deref() {
                     None if tr.config.env.is_some() => {
@@ -210,6 +214,9 @@ fn collect_with(
         if kept.len() / g >= want {
             break;
         }
+    }
+    if tr.config.smepo.is_some() {
+        guidance_metrics(&guided, m);
     }
     if max_staleness > 0 {
         m.insert(
@@ -492,4 +499,29 @@ pub fn step_seed(run_seed: u64, step: usize, round: usize) -> u64 {
         z ^= z >> 31;
     }
     z
+}
+
+/// `smepo/*`: the share of this step's prompts shown guidance, withheld for leaking the
+/// answer, or without a trace, and the guidance's mean length in characters (0 when none was
+/// shown). Prompts of a prefetched round are not counted.
+fn guidance_metrics(guided: &[Guidance], m: &mut Metrics) {
+    let n = guided.len().max(1) as f64;
+    let count = |f: fn(&Guidance) -> bool| guided.iter().filter(|g| f(g)).count() as f64 / n;
+    m.insert(
+        "smepo/guided_frac".into(),
+        count(|g| matches!(g, Guidance::Shown(_))),
+    );
+    m.insert(
+        "smepo/leaked_frac".into(),
+        count(|g| matches!(g, Guidance::Leaked)),
+    );
+    m.insert(
+        "smepo/no_trace_frac".into(),
+        count(|g| matches!(g, Guidance::NoTrace)),
+    );
+    let lengths = guided.iter().filter_map(|g| match g {
+        Guidance::Shown(c) => Some(*c as f64),
+        _ => None,
+    });
+    m.insert("smepo/guidance_chars_mean".into(), mean(lengths));
 }
