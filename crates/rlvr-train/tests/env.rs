@@ -744,8 +744,9 @@ fn search_knobs_change_the_run() {
     );
 }
 
-/// The search environment's keys are refused where they cannot work, naming the key; a
-/// corpus line without text is named by file and line when the config loads.
+/// The search environment's keys are refused where they cannot work, naming the key, when the
+/// config loads; a corpus line without text is named by file and line when the run starts,
+/// before its warm start (the run directory gets no model).
 #[test]
 fn search_refusals_name_the_key() {
     let corpus = search_dir().join("corpus.jsonl");
@@ -774,16 +775,20 @@ fn search_refusals_name_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"text\":\"a\"}\n{\"txt\":\"b\"}\n").unwrap();
-    let err = RunConfig::load(
-        None,
-        &[format!(
-            "env={{ kind = \"search\", corpus = \"{}\" }}",
-            bad.display()
-        )],
-    )
-    .unwrap_err()
-    .to_string();
+    let env = format!(
+        "env={{ kind = \"search\", corpus = \"{}\" }}",
+        bad.display()
+    );
+    let run_dir = dir.path().join("run");
+    let cache = format!("sft.cache_dir=\"{}\"", dir.path().join("cache").display());
+    let config = search_config(&run_dir, &[&env, &cache]);
+    let options = rlvr_train::RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let err = rlvr_train::train(config, &options).unwrap_err().to_string();
     assert!(err.contains("bad.jsonl:2"), "{err}");
+    assert!(!dir.path().join("cache").exists(), "no warm start ran");
 }
 
 // ---- SMEPO's guidance on the search task ----

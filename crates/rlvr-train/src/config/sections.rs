@@ -391,3 +391,11 @@ pub enum EnvKind {
     /// Questions answered from a local corpus through a BM25 search tool (`env/search.rs`).
     Search,
 }
+
+impl EnvKind {
+    /// Whether the environment's turns carry [`crate::env::Turn::belief`] (what
+    /// `[stages.rebel]` needs): only the guess-number game asks for a stated belief.
+    pub fn tracks_beliefs(self) -> bool {
+        self == Self::GuessNumber
+    }
+}

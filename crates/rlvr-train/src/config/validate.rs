@@ -50,8 +50,14 @@ impl RunConfig {
             if env.top_k == 0 {
                 return bad("env.top_k must be at least 1");
             }
-            // Reads and indexes the corpus now: a bad line is named before the run starts.
-            crate::env::new_environment(env)?;
+            // The corpus is read when the run starts (`run::train`, before the warm start): a
+            // path relative to where the config is loaded from need not resolve here.
+            if env.corpus.is_none() {
+                return bad(
+                    "env.kind = \"search\" needs env.corpus (a JSON-lines file of {\"text\"} \
+                     documents)",
+                );
+            }
         } else if env.corpus.is_some() {
             return bad(
                 "env.corpus is the search environment's: set env.kind = \"search\" or remove it",
@@ -119,7 +125,7 @@ impl RunConfig {
             return Ok(());
         }
         match &self.env {
-            Some(env) if crate::env::new_environment(env)?.tracks_beliefs() => Ok(()),
+            Some(env) if env.kind.tracks_beliefs() => Ok(()),
             _ => bad(
                 "stages.rebel credits each turn's stated belief, so it needs an [env] whose \
                  turns carry belief checks: set env.kind = \"guess_number\" or remove \

@@ -98,10 +98,6 @@ impl Environment for GuessNumber {
         vec![PROBE.to_string()]
     }
 
-    fn tracks_beliefs(&self) -> bool {
-        true
-    }
-
     /// The answer without its stated belief (`(17,17)17` → `17`): the verifier reads a bare
     /// number, and a belief's bounds are never taken for the answer.
     fn answer_text<'a>(&self, action: &'a str) -> &'a str {

@@ -130,11 +130,6 @@ pub trait Environment: Send {
         action
     }
 
-    /// Whether turns carry [`Turn::belief`] (what `[stages.rebel]` needs).
-    fn tracks_beliefs(&self) -> bool {
-        false
-    }
-
     /// Starts an episode on `example`; its rendered prompt is the first observation.
     ///
     /// # Errors

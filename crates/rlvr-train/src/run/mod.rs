@@ -84,6 +84,11 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
     if let Some(isolation) = config.verifier.isolation()? {
         tracing::info!("verifier: code sandbox isolation: {isolation}");
     }
+    // The environment is built here too (the search task reads and indexes its corpus): a bad
+    // corpus line is named by file and line before the warm start.
+    if let Some(env) = &config.env {
+        crate::env::new_environment(env)?;
+    }
     let base = match (&resume_from, &config.lora) {
         // LoRA: the frozen base as the config names it, the trained adapters from the checkpoint
         // (whose own weights are the merged model).
