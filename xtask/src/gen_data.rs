@@ -95,7 +95,7 @@ impl Problem {
 
     /// The careless teacher's answer: [`Problem::slipped_answer`] with probability
     /// [`SLIP_PROB`] when the problem needs a carry, else the exact answer.
-    fn teacher_answer(&self, rng: &mut SplitMix64) -> i64 {
+    pub(crate) fn teacher_answer(&self, rng: &mut SplitMix64) -> i64 {
         if self.needs_carry() && (rng.below(1_000_000) as f64) < SLIP_PROB * 1e6 {
             self.slipped_answer()
         } else {
@@ -123,7 +123,7 @@ impl SplitMix64 {
 }
 
 /// An operand with a uniformly drawn digit count (1–2), so one-digit numbers are not rare.
-fn operand(rng: &mut SplitMix64) -> i64 {
+pub(crate) fn operand(rng: &mut SplitMix64) -> i64 {
     let digits = 1 + rng.below(2) as u32;
     let low = if digits == 1 {
         0

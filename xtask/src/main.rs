@@ -6,6 +6,7 @@
 mod bench_compare;
 mod gen_agent_calculator;
 mod gen_agent_search;
+mod gen_chain;
 mod gen_chat_data;
 mod gen_data;
 mod gen_guess_number;
@@ -37,6 +38,7 @@ Tasks:
   serve ARGS       --model DIR [--host H] [--port P] [--max-batch N] [--served-model-name NAME]:
                    the OpenAI-compatible server (rlvr-serve)
   gen-data         regenerate the bundled tasks in datasets/arith/ and datasets/arith-chat/
+  gen-chain        regenerate SCRL's two-step arithmetic task in datasets/chain/
   gen-k2v          regenerate the K2V knowledge graph and its questions in datasets/k2v/
   gen-agent-calculator  regenerate the calculator environment's task in datasets/agent-calculator/
   gen-guess-number regenerate the guess-the-number game's task in datasets/guess-number/
@@ -76,6 +78,10 @@ fn run() -> Result<()> {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
             gen_data::write(&datasets.join("arith"))?;
             gen_chat_data::write(&datasets.join("arith-chat"))
+        }
+        "gen-chain" => {
+            let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+            gen_chain::write(&datasets.join("chain"))
         }
         "gen-k2v" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");

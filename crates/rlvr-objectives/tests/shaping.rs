@@ -75,6 +75,7 @@ impl Owned {
             run_steps: 0,
             response_tokens: None,
             episodes: None,
+            subproblems: None,
         }
     }
 }

@@ -33,6 +33,10 @@ pub struct TrainerState {
     /// State of the advantage-shaping stages (CurveRL pool, ACR average, DGG window).
     #[serde(default)]
     pub shaping: rlvr_objectives::ShapingState,
+    /// SCRL's curriculum: each prompt's recent pass rates and whether its subproblems are
+    /// dropped (`[stages.scrl]`).
+    #[serde(default)]
+    pub scrl: rlvr_objectives::shaping::ScrlCurriculum,
 }
 
 /// The directory of checkpoints inside a run directory.

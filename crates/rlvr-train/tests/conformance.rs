@@ -105,3 +105,64 @@ fn smepo_masks_every_value_of_every_gsm8k_solution() {
     assert!(calcs > 20_000, "{calcs}");
     assert!(structural_left < n / 20, "{structural_left}");
 }
+
+/// SCRL's chains derived from GSM8K's annotated solutions (`[stages.scrl] annotations_field =
+/// "answer"`): every one of the 7,473 training solutions gives a chain that ends with the
+/// original question and its `####` answer, at most `max_subproblems` long, whose intermediate
+/// answers are numbers written in the solution; and almost every intermediate step is a true
+/// calculation (its expression equals its value by the math verifier, an independent parser).
+#[test]
+#[ignore = "conformance suite: needs RLVR_DATA_DIR (../shared/datasets); run by .ci/run"]
+fn scrl_derives_a_chain_from_every_gsm8k_solution() {
+    use rlvr_objectives::shaping::ScrlConfig;
+    use rlvr_train::data::Example;
+    use rlvr_train::data::subproblems::subproblems_of;
+    use rlvr_verifiers::{MathConfig, Outcome};
+    let verifier = MathConfig::default().init().unwrap();
+    let cfg = ScrlConfig {
+        annotations_field: "answer".into(),
+        ..ScrlConfig::default()
+    };
+    let text = std::fs::read_to_string(data_dir().join("gsm8k_train.jsonl")).unwrap();
+    let (mut n, mut steps, mut true_steps, mut with_steps) = (0, 0, 0, 0);
+    for (i, line) in text.lines().enumerate() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let solution = record["answer"].as_str().unwrap();
+        let gold = solution.rsplit("####").next().unwrap().trim();
+        let question = record["question"].as_str().unwrap();
+        let example = Example {
+            id: format!("gsm8k:{}", i + 1),
+            prompt: Some(question.to_string()),
+            messages: None,
+            record: record.clone(),
+        };
+        let chain = subproblems_of(&cfg, &example).unwrap();
+        let last = chain.last().unwrap();
+        assert_eq!(
+            (last.question.as_str(), last.answer.as_str()),
+            (question, gold),
+            "line {}",
+            i + 1
+        );
+        assert!(chain.len() <= 5, "line {}: {chain:?}", i + 1);
+        with_steps += usize::from(chain.len() > 1);
+        for s in &chain[..chain.len() - 1] {
+            steps += 1;
+            assert!(solution.contains(&s.answer), "line {}: {s:?}", i + 1);
+            assert_ne!(s.answer, gold, "line {}: the original stands for it", i + 1);
+            let expr = s.question.replace(['x', 'X'], "*");
+            true_steps += usize::from(verifier.check(&expr, &s.answer).0 == Outcome::Correct);
+        }
+        n += 1;
+    }
+    assert_eq!(n, 7473);
+    assert!(
+        with_steps > n * 9 / 10,
+        "{with_steps} of {n} chains have a step"
+    );
+    assert!(steps > 10_000, "{steps}");
+    assert!(
+        true_steps * 100 > steps * 95,
+        "{true_steps} of {steps} steps check out"
+    );
+}

@@ -22,6 +22,7 @@ mod pipeline;
 pub mod pow3r;
 pub mod rebel;
 pub mod relex;
+pub mod scrl;
 pub mod span_credit;
 pub mod srar;
 mod stats;
@@ -45,6 +46,10 @@ pub use oppo::{OppoConfig, OppoStats, OppoTrace, oppo, oppo_token_advantages};
 pub use pow3r::{Pow3rConfig, Pow3rOutput, RubricSpec, pow3r};
 pub use rebel::{RebelConfig, RebelStats, StepCredit, rebel};
 pub use relex::{RelexConfig, RelexFit, relex_fit};
+pub use scrl::{
+    AnswerFormat, ScrlConfig, ScrlCurriculum, ScrlStats, SubproblemAnswers, locate_answers,
+    prefix_rewards, scrl, segment_token_offsets,
+};
 pub use span_credit::span_token_offsets;
 pub use srar::{
     RubricItemKind, SrarConfig, StepJudgment, StepOffset, format_reward, srar_offsets, step_deltas,
@@ -58,11 +63,12 @@ use crate::error::Result;
 ///
 /// 1. reward composition: `pow3r` (rubric weights) → `srar` (r_base) → `lampo.rouge_beta`
 ///    (ROUGE-L auxiliary reward);
-/// 2. sequence advantages: ACR (always) → one estimator (`tmn`, `lampo.pairwise`,
-///    `curve_rl.advantage = "centered"`, else the objective's own) → `avspo` on collapsed
+/// 2. sequence advantages: ACR (always) → one estimator (`rebel`, `scrl`, `tmn`,
+///    `lampo.pairwise`, `curve_rl.advantage = "centered"`, else the objective's own) → `avspo` on collapsed
 ///    groups → CurveRL and TMN weights;
 /// 3. post-hoc: `edas` on wrong rollouts' negative advantages, `srar` step offsets;
-/// 4. token credit: `rebel` (its step advantages, from the estimator it replaces), `cepo`
+/// 4. token credit: `rebel` (its step advantages, from the estimator it replaces), `scrl`
+///    (its segment offsets, [`StageOutput::segment_offsets`]), `cepo`
 ///    (per-token weights on the sequence advantage) or `oppo` (token
 ///    advantages from an oracle-prompted pass; it replaces the estimator and leaves the
 ///    sequence advantages 0), both as [`StageOutput::token_offsets`]; `amr_sd` (gated
@@ -108,6 +114,9 @@ pub struct StagesConfig {
     /// ReBel belief-aware step advantages for multi-turn episodes (needs `episodes` and
     /// `response_tokens`); replaces the estimator.
     pub rebel: Option<RebelConfig>,
+    /// SCRL subproblem rewards, normalized per position and credited per segment (needs
+    /// `subproblems`); replaces the estimator.
+    pub scrl: Option<ScrlConfig>,
 }
 
 /// What the trainer knows per sequence (flat, `[prompts × G]` row-major) and per prompt. A stage
@@ -152,6 +161,8 @@ pub struct StageInput<'a> {
     /// The policy steps of each sequence's multi-turn episode, with the environment's belief
     /// checks (ReBel).
     pub episodes: Option<&'a [Vec<StepCredit>]>,
+    /// Each sequence's verdicts on its prompt's subproblems and where it answers them (SCRL).
+    pub subproblems: Option<&'a [SubproblemAnswers]>,
 }
 
 impl<'a> StageInput<'a> {
@@ -177,6 +188,10 @@ pub struct StageOutput {
     /// SRaR per-token offsets as character spans, one list per sequence (empty without SRaR);
     /// map them with [`token_offsets`].
     pub step_offsets: Vec<Vec<StepOffset>>,
+    /// SCRL's segment offsets A_{i,k} − A_{i,L} as disjoint character spans, one list per
+    /// sequence (empty without SCRL); every token of a segment gets the whole offset: map them
+    /// with [`segment_token_offsets`].
+    pub segment_offsets: Vec<Vec<StepOffset>>,
     /// Per-token additions to the sequence advantage, one value per response token (CEPO's
     /// A_i λ (w̃_t − 1), or OPPO's token advantages); an empty vector per sequence without them.
     /// Like `advantages`, before the weights.
@@ -276,6 +291,24 @@ impl StagesConfig {
                 "cepo's token offsets replace rebel's step advantages: remove one of them",
             )?;
         }
+        if let Some(c) = &self.scrl {
+            c.validate()?;
+            let clashing: Vec<&str> = [
+                ("srar", self.srar.is_some()),
+                ("avspo", self.avspo.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(k, on)| on.then_some(k))
+            .collect();
+            crate::error::ensure(
+                clashing.is_empty(),
+                "scrl",
+                clashing.join(" + "),
+                "scrl credits each subproblem's segment: srar's step spans would credit the same \
+                 characters twice, and avspo would replace the final-position advantages its \
+                 segment offsets are relative to",
+            )?;
+        }
         if let Some(c) = &self.delta {
             c.validate()?;
             crate::error::ensure(
@@ -291,8 +324,8 @@ impl StagesConfig {
             replacers.len() <= 1,
             "stages",
             replacers.join(" + "),
-            "at most one of tmn, lampo.pairwise, curve_rl.advantage = \"centered\", oppo, rebel \
-             may replace the advantage estimator",
+            "at most one of tmn, lampo.pairwise, curve_rl.advantage = \"centered\", oppo, rebel, \
+             scrl may replace the advantage estimator",
         )
     }
 
@@ -316,6 +349,9 @@ impl StagesConfig {
         }
         if self.rebel.is_some() {
             out.push("rebel");
+        }
+        if self.scrl.is_some() {
+            out.push("scrl");
         }
         out
     }

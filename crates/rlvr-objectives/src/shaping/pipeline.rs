@@ -12,6 +12,7 @@ use super::lampo::{lampo_advantages, rouge_l_f1};
 use super::oppo::oppo;
 use super::pow3r::pow3r;
 use super::rebel::rebel;
+use super::scrl::scrl;
 use super::srar::{format_reward, srar_offsets};
 use super::stats::{finite, need};
 use super::tmn::tmn;
@@ -21,7 +22,7 @@ use crate::error::{Error, Result, ensure};
 
 impl StagesConfig {
     /// Runs the enabled stages on one step's rollouts and returns the rewards, advantages,
-    /// weights, SRaR offsets and `shaping/...` metrics; `base` is the objective's own estimator
+    /// weights, SRaR and SCRL offsets and `shaping/...` metrics; `base` is the objective's own estimator
     /// (used unless a stage replaces it, and its `std_eps` is every stage's ε). `state` is read
     /// and advanced (one call per step).
     ///
@@ -127,7 +128,25 @@ impl StagesConfig {
             .as_ref()
             .map(|cfg| (cfg, curve_rl(&rewards, g, &mut state.curve_rl_pool, cfg)));
         let mut rebel_offsets = None;
-        let mut advantages = if let Some(cfg) = &self.rebel {
+        let mut segment_offsets = vec![Vec::new(); n];
+        let mut advantages = if let Some(cfg) = &self.scrl {
+            let answers = input.subproblems.unwrap_or(&[]);
+            need("subproblems", answers.len(), n, "scrl")?;
+            let (a, off, s) = scrl(answers, &rewards, g, base, cfg)?;
+            m.insert("shaping/scrl_subproblems_mean".into(), s.subproblems_mean);
+            m.insert(
+                "shaping/scrl_intermediate_correct_frac".into(),
+                s.intermediate_correct_frac,
+            );
+            m.insert("shaping/scrl_final_prefix_mean".into(), s.final_prefix_mean);
+            m.insert(
+                "shaping/scrl_rescued_groups".into(),
+                s.rescued_groups as f64,
+            );
+            m.insert("shaping/scrl_offset_abs_mean".into(), s.offset_abs_mean);
+            segment_offsets = off;
+            a
+        } else if let Some(cfg) = &self.rebel {
             let episodes = input.episodes.unwrap_or(&[]);
             let ids = input.response_tokens.unwrap_or(&[]);
             need("episodes", episodes.len(), n, "rebel")?;
@@ -358,6 +377,7 @@ impl StagesConfig {
             advantages,
             weights,
             step_offsets,
+            segment_offsets,
             token_offsets,
             token_weights,
             metrics: m,

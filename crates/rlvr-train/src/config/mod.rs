@@ -285,6 +285,12 @@ mod tests {
             "objective.kl_in_reward",
         );
         refused(&["rollout.temperature=0"], "rollout.temperature");
+        refused(&["stages.scrl={}", "binac={}"], "stages.scrl");
+        refused(&["stages.scrl={}", "stages.srar={}"], "scrl");
+        refused(
+            &["stages.scrl={answers=\"separated\", separator=\"\"}"],
+            "scrl.separator",
+        );
         // The working neighbours of those combinations load.
         for ok in [
             &["objective.tis=\"truncate\"", "rollout.top_p=0.9"][..],

@@ -28,6 +28,7 @@ impl RunConfig {
         self.check_env()?;
         self.check_rebel()?;
         self.check_binac()?;
+        self.check_scrl()?;
         if let Some(smepo) = &self.smepo {
             smepo.validate()?;
         }
@@ -155,6 +156,26 @@ impl RunConfig {
         if self.rollout.max_staleness > 0 {
             return bad("[binac] scores the critic against the current actor: set \
                  rollout.max_staleness = 0 or remove [binac]");
+        }
+        Ok(())
+    }
+
+    /// `[stages.scrl]` reads the subproblems' answers from one sampled response per prompt.
+    fn check_scrl(&self) -> Result<()> {
+        if self.stages.scrl.is_none() {
+            return Ok(());
+        }
+        if self.env.is_some() {
+            return bad(
+                "stages.scrl finds each subproblem's answer in a one-turn response, and [env] \
+                 rolls out multi-turn episodes: remove one of them",
+            );
+        }
+        if self.binac.is_some() {
+            return bad(
+                "stages.scrl credits the drafts' subproblems and [binac] trains revisions with \
+                 the objective's estimator: remove one of them",
+            );
         }
         Ok(())
     }

@@ -27,6 +27,7 @@ pub mod layout;
 pub mod parquet;
 pub mod rows;
 pub mod semantic_mask;
+pub mod subproblems;
 pub mod template;
 
 use std::path::{Path, PathBuf};

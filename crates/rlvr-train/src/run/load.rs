@@ -1,7 +1,8 @@
 //! The data of a run: both splits read with the config's layout and field mapping
 //! (`[data]`), and every record's reference checked against the verifier before the warm
-//! start, so a missing or unreadable gold answer is an error naming its file and line or row
-//! when the run starts, not a reward of 0 at some later step.
+//! start, so a missing or unreadable gold answer (or, under `[stages.scrl]`, a missing chain of
+//! subproblems) is an error naming its file and line or row when the run starts, not a reward of
+//! 0 at some later step.
 
 use rlvr_verifiers::Verifier;
 
@@ -32,6 +33,13 @@ pub fn load_data(config: &RunConfig) -> Result<(Vec<Example>, Vec<Example>)> {
     let verifier = config.verifier.build()?;
     check(config, verifier.as_ref(), &train)?;
     check(config, verifier.as_ref(), &eval)?;
+    if let Some(scrl) = &config.stages.scrl {
+        train.check(|ex| {
+            data::subproblems::subproblems_of(scrl, ex)
+                .map(drop)
+                .map_err(|e| format!("example `{}`: {e}", ex.id))
+        })?;
+    }
     let mut eval = eval.examples;
     if d.eval_limit > 0 {
         eval.truncate(d.eval_limit);

@@ -5,11 +5,12 @@
 //! forward passes (and AMR-SD its reflection) first (`token_credit.rs`).
 
 use rlvr_objectives::reward_shaping::ShapingInput;
-use rlvr_objectives::shaping::token_offsets;
+use rlvr_objectives::shaping::{segment_token_offsets, token_offsets};
 use rlvr_objectives::{StageInput, kl};
 
-use super::exec_credit;
+use super::exec_credit::{self, token_char_bounds};
 use super::rollout::Rollouts;
+use super::scrl;
 use super::srar_judge::step_judgments;
 use super::token_credit;
 use crate::batch::{Sample, pack};
@@ -87,7 +88,8 @@ fn shape_rewards(
 /// The `[stages]` pipeline (reward composition, estimator, shapers; rlvr-objectives'
 /// `StagesConfig::apply`, which advances the stages' state once). Returns per-sequence
 /// advantages times loss weights, and per sample its per-token advantage offsets (SRaR's step
-/// offsets mapped to response tokens plus the stages' token offsets (CEPO, OPPO, AMR-SD) plus the
+/// offsets mapped to response tokens, SCRL's segment offsets mapped by each token's characters,
+/// plus the stages' token offsets (CEPO, OPPO, AMR-SD) plus the
 /// dense code reward's line penalties (`exec_credit.rs`), times the same loss weight; empty
 /// without them), and per sample its per-token loss coefficients (DelTA; empty without them).
 #[allow(clippy::type_complexity)]
@@ -127,6 +129,7 @@ fn apply_stages(
         None => None,
     };
     let credit = token_credit::inputs(tr, samples, m)?;
+    let subproblems = scrl::answers(tr, samples, m)?;
     let stages = &tr.config.stages;
     let response_tokens: Option<Vec<Vec<u32>>> = (stages.delta.is_some() || stages.rebel.is_some())
         .then(|| samples.iter().map(|s| s.response.clone()).collect());
@@ -148,6 +151,7 @@ fn apply_stages(
         reference_solutions: &solutions,
         task_ids: &tasks,
         step_judgments: judgments.as_deref(),
+        subproblems: subproblems.as_deref(),
         ..StageInput::new(rewards, g)
     };
     let t = std::time::Instant::now();
@@ -161,19 +165,31 @@ fn apply_stages(
         m.insert(format!("stages/{k}"), *v);
     }
     let penalties = exec_credit::offsets(&tr.tokenizer, samples, m)?;
+    let segments = samples
+        .iter()
+        .zip(&out.segment_offsets)
+        .map(|(s, seg)| {
+            if seg.is_empty() {
+                return Ok(Vec::new());
+            }
+            let bounds = token_char_bounds(&tr.tokenizer, &s.response)?;
+            Ok(segment_token_offsets(seg, &bounds))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let offsets: Vec<Vec<f32>> = samples
         .iter()
         .zip(&out.step_offsets)
         .zip(&out.token_offsets)
         .zip(&out.weights)
         .zip(&penalties)
-        .map(|((((s, spans), tokens), w), exec)| {
+        .zip(&segments)
+        .map(|(((((s, spans), tokens), w), exec), segment)| {
             let mut o = if spans.is_empty() {
                 Vec::new()
             } else {
                 token_offsets(spans, s.text.chars().count(), s.response.len())
             };
-            for add in [tokens, exec] {
+            for add in [tokens, exec, segment] {
                 if o.is_empty() {
                     o.clone_from(add);
                 } else if !add.is_empty() {
@@ -189,7 +205,8 @@ fn apply_stages(
     let token_credit = stages.cepo.is_some()
         || stages.oppo.is_some()
         || stages.amr_sd.is_some()
-        || stages.rebel.is_some();
+        || stages.rebel.is_some()
+        || stages.scrl.is_some();
     if stages.srar.is_some() || token_credit || dense {
         let tokens: usize = samples.iter().map(|s| s.response.len()).sum();
         let sum: f64 = offsets.iter().flatten().map(|x| f64::from(x.abs())).sum();

@@ -23,6 +23,7 @@ pub mod micro_batch;
 pub mod prefetch;
 pub mod reflection;
 pub mod rollout;
+pub mod scrl;
 pub mod srar_judge;
 pub mod token_credit;
 pub mod update;
