@@ -177,3 +177,25 @@ pub fn assert_live(h: &[Metrics], against: &[Metrics], what: &str) {
         "{what}: the update equals the other run's"
     );
 }
+
+/// The first `n` lines of the bundled dataset file `rel` (relative to the repository root),
+/// written once per test process into the shared cache: a small task a tiny run can use.
+#[allow(dead_code)]
+pub fn dataset_head(rel: &str, n: usize) -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let all = std::fs::read_to_string(repo.join(rel)).unwrap();
+    let head: String = all.lines().take(n).map(|l| format!("{l}\n")).collect();
+    let stem = Path::new(rel)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let dir = shared_cache()
+        .join("dataset-heads")
+        .join(std::process::id().to_string())
+        .join(rel.replace('/', "_"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{stem}{n}.jsonl"));
+    std::fs::write(&path, head).unwrap();
+    path
+}

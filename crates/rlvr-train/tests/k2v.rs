@@ -23,17 +23,7 @@ fn repo() -> PathBuf {
 
 fn data() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let dir = common::shared_cache()
-            .join("k2v-data")
-            .join(std::process::id().to_string());
-        std::fs::create_dir_all(&dir).unwrap();
-        let all = std::fs::read_to_string(repo().join("datasets/k2v/train.jsonl")).unwrap();
-        let first: String = all.lines().take(32).map(|l| format!("{l}\n")).collect();
-        let path = dir.join("k2v32.jsonl");
-        std::fs::write(&path, first).unwrap();
-        path
-    })
+    PATH.get_or_init(|| common::dataset_head("datasets/k2v/train.jsonl", 32))
 }
 
 fn sets(extra: &[&str]) -> Vec<String> {

@@ -24,16 +24,9 @@ use rlvr_train::trainer::Trainer;
 fn data() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        let dir = common::shared_cache()
-            .join("chain-data")
-            .join(std::process::id().to_string());
-        std::fs::create_dir_all(&dir).unwrap();
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let all = std::fs::read_to_string(repo.join("datasets/chain/train.jsonl")).unwrap();
-        let first: String = all.lines().take(32).map(|l| format!("{l}\n")).collect();
-        assert!(first.starts_with(r#"{"id":"chain-train-00000","prompt":"50-0-96=""#));
-        let path = dir.join("chain32.jsonl");
-        std::fs::write(&path, first).unwrap();
+        let path = common::dataset_head("datasets/chain/train.jsonl", 32);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with(r#"{"id":"chain-train-00000","prompt":"50-0-96=""#));
         path
     })
 }
