@@ -109,8 +109,9 @@ fn smepo_masks_every_value_of_every_gsm8k_solution() {
 /// SCRL's chains derived from GSM8K's annotated solutions (`[stages.scrl] annotations_field =
 /// "answer"`): every one of the 7,473 training solutions gives a chain that ends with the
 /// original question and its `####` answer, at most `max_subproblems` long, whose intermediate
-/// answers are numbers written in the solution; and almost every intermediate step is a true
-/// calculation (its expression equals its value by the math verifier, an independent parser).
+/// answers are numbers written in the solution; 7,100 chains hold a step and there are 15,803
+/// steps (an independent Python pass counted the same), each a true calculation by the math
+/// verifier.
 #[test]
 #[ignore = "conformance suite: needs RLVR_DATA_DIR (../shared/datasets); run by .ci/run"]
 fn scrl_derives_a_chain_from_every_gsm8k_solution() {
@@ -156,13 +157,12 @@ fn scrl_derives_a_chain_from_every_gsm8k_solution() {
         n += 1;
     }
     assert_eq!(n, 7473);
-    assert!(
-        with_steps > n * 9 / 10,
-        "{with_steps} of {n} chains have a step"
+    // The counts of an independent Python pass over the same file with the same rule (stdlib
+    // `re` for the annotations, Python's own arithmetic for the steps).
+    assert_eq!(
+        (with_steps, steps),
+        (7100, 15_803),
+        "chains with a step, steps"
     );
-    assert!(steps > 10_000, "{steps}");
-    assert!(
-        true_steps * 100 > steps * 95,
-        "{true_steps} of {steps} steps check out"
-    );
+    assert_eq!(true_steps, steps, "every step is a true calculation");
 }
