@@ -17,6 +17,7 @@ use rlvr_models::FinishReason;
 use rlvr_train::RunConfig;
 use rlvr_train::batch::Sample;
 use rlvr_train::metrics::Metrics;
+use rlvr_train::model::char_tokenizer::ALPHABET;
 use rlvr_train::step::advantage;
 use rlvr_train::step::rollout::Rollouts;
 use rlvr_train::trainer::Trainer;
@@ -64,7 +65,7 @@ fn trainer(extra: &[&str]) -> Trainer {
 const SCRL: &str = "stages.scrl={answers=\"separated\"}";
 
 /// A group of example 0 (`50-0-96=`, answers 50 and -46) with these responses, scored the way
-/// the run scores them (1 when the final answer is right).
+/// the run scores them (1 when the final answer, the last field or tag, is -46).
 fn group(tr: &Trainer, texts: &[&str]) -> Rollouts {
     let eos = tr.tokenizer.eos_token_ids()[0];
     let samples = texts
@@ -80,7 +81,7 @@ fn group(tr: &Trainer, texts: &[&str]) -> Rollouts {
                 FinishReason::Stop,
             );
             s.text = (*t).to_string();
-            s.passed = t.ends_with(";-46");
+            s.passed = t.trim_end_matches("</sub 2>").ends_with("-46");
             s.reward = f32::from(u8::from(s.passed));
             s
         })
@@ -247,4 +248,126 @@ fn a_record_without_subproblems_is_refused_by_line() {
         err.contains("chain.jsonl:3") && err.contains("subproblems"),
         "{err}"
     );
+}
+
+/// The hand-made group's segment-credited token advantages (see
+/// [`hand_made_groups_get_the_formulas_advantages`]) for responses whose first answer ends at
+/// character `ends[i]` and that have `lens[i]` tokens: step 1's ±√3/2 up to there, the final's
+/// [1.5, −0.5, −0.5, −0.5] after.
+fn segment_credit(ends: [usize; 4], lens: [usize; 4]) -> Vec<Vec<f32>> {
+    let (a, b) = (0.866_025_4_f32, [1.5f32, -0.5, -0.5, -0.5]);
+    let sign = [1.0, 1.0, -1.0, -1.0];
+    (0..4)
+        .map(|i| {
+            let mut v = vec![a * sign[i]; ends[i]];
+            v.resize(lens[i], b[i]);
+            v
+        })
+        .collect()
+}
+
+fn assigned(tr: &mut Trainer, texts: &[&str]) -> (Rollouts, Metrics) {
+    let mut batch = group(tr, texts);
+    let mut m = Metrics::new();
+    advantage::assign(tr, &mut batch, &mut m).unwrap();
+    (batch, m)
+}
+
+/// Restating the subproblem (`50-0`, which the math verifier reads as 50) is not answering it:
+/// only the two responses that write the numeral 50 are credited with step 1.
+#[test]
+fn a_restated_subproblem_is_not_an_answer() {
+    let mut tr = trainer(&["stages.scrl={answers=\"separated\", curriculum=false}"]);
+    let (_, m) = assigned(&mut tr, &["50-0;-46", "50;-46", "50;-46", "50 - 0;-46"]);
+    assert_eq!(
+        get(&m, "stages/shaping/scrl_intermediate_correct_frac"),
+        0.5
+    );
+}
+
+/// Every other `[stages.scrl]` key changes what a step gets: `answers = "tagged"` and
+/// `separator` find the same verdicts in other spellings (the tags move where segment 1 ends),
+/// `annotations_field` reads the chain from a GSM8K-style solution instead of
+/// `subproblems_field`, `max_subproblems = 1` leaves the original problem alone (the plain
+/// estimator), and `curriculum_threshold = 0.8` keeps a prompt passing 3/4 of the time.
+#[test]
+fn every_scrl_key_is_live_in_the_trainer() {
+    let alphabet = format!("model.alphabet=\"{ALPHABET}<>|sub\"");
+    let base = "curriculum=false";
+    // Tagged: segment 1 is "<sub 1>50" or "<sub 1>40" (9 characters).
+    let mut tr = trainer(&[
+        &alphabet,
+        &format!("stages.scrl={{answers=\"tagged\", {base}}}"),
+    ]);
+    let tagged = [
+        "<sub 1>50</sub 1><sub 2>-46</sub 2>",
+        "<sub 1>50</sub 1><sub 2>-36</sub 2>",
+        "<sub 1>40</sub 1><sub 2>-56</sub 2>",
+        "<sub 1>40</sub 1><sub 2>-46</sub 2>",
+    ];
+    let (batch, _) = assigned(&mut tr, &tagged);
+    close(&token_advantages(&batch), &segment_credit([9; 4], [36; 4]));
+
+    let separated = ["50|-46", "50|-36", "40|-56", "40|-46"];
+    let mut tr = trainer(&[
+        &alphabet,
+        &format!("stages.scrl={{answers=\"separated\", separator=\"|\", {base}}}"),
+    ]);
+    let (batch, _) = assigned(&mut tr, &separated);
+    close(&token_advantages(&batch), &segment_credit([2; 4], [7; 4]));
+
+    // The chain from annotations; the subproblems field named does not exist.
+    let dir = common::shared_cache()
+        .join("scrl-annotated")
+        .join(std::process::id().to_string());
+    std::fs::create_dir_all(&dir).unwrap();
+    let annotated: String = std::fs::read_to_string(data())
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let (q, a) = (
+                &v["subproblems"][0]["question"],
+                &v["subproblems"][0]["answer"],
+            );
+            let solution = format!(
+                "so <<{}={}>>\n#### {}",
+                q.as_str().unwrap(),
+                a.as_str().unwrap(),
+                v["answer"].as_str().unwrap()
+            );
+            v["solution"] = solution.into();
+            v.as_object_mut().unwrap().remove("subproblems");
+            format!("{v}\n")
+        })
+        .collect();
+    let path = dir.join("annotated.jsonl");
+    std::fs::write(&path, annotated).unwrap();
+    let plain = ["50;-46", "50;-36", "40;-56", "40;-46"];
+    let mut tr = trainer(&[
+        &format!("data.train=\"{}\"", path.display()),
+        &format!(
+            "stages.scrl={{answers=\"separated\", annotations_field=\"solution\", subproblems_field=\"none\", {base}}}"
+        ),
+    ]);
+    let (batch, _) = assigned(&mut tr, &plain);
+    close(&token_advantages(&batch), &segment_credit([2; 4], [7; 4]));
+
+    // One subproblem: GRPO on the final rewards [1, 0, 0, 1].
+    let mut tr = trainer(&[&format!(
+        "stages.scrl={{answers=\"separated\", max_subproblems=1, {base}}}"
+    )]);
+    let (batch, m) = assigned(&mut tr, &plain);
+    let g = 0.866_025_4;
+    let want: Vec<Vec<f32>> = [g, -g, -g, g].iter().map(|&v| vec![v; 7]).collect();
+    close(&token_advantages(&batch), &want);
+    assert_eq!(get(&m, "stages/shaping/scrl_subproblems_mean"), 1.0);
+
+    // A higher threshold keeps a prompt that passes 3/4 of the time.
+    let mut tr = trainer(&["stages.scrl={answers=\"separated\", curriculum_threshold=0.8}"]);
+    let mastered = ["50;-46", "50;-46", "50;-46", "50;-36"];
+    for _ in 0..3 {
+        let (_, m) = assigned(&mut tr, &mastered);
+        assert_eq!(get(&m, "scrl/dropped_prompts"), 0.0);
+    }
 }
