@@ -217,6 +217,7 @@ fn a_run_logs_the_stage_and_saves_the_curriculum() {
         assert_eq!(get(m, "stages/shaping/scrl_subproblems_mean"), 2.0);
         assert!(get(m, "scrl/answered_frac") > 0.5, "{m:?}");
         assert!(m.contains_key("advantage/token_offset_abs_mean"));
+        assert!(m.contains_key("time/scrl_token_map_s"));
     }
     let state =
         std::fs::read_to_string(dir.join("checkpoints/step-000002/trainer_state.json")).unwrap();

@@ -165,6 +165,7 @@ fn apply_stages(
         m.insert(format!("stages/{k}"), *v);
     }
     let penalties = exec_credit::offsets(&tr.tokenizer, samples, m)?;
+    let t = std::time::Instant::now();
     let segments = samples
         .iter()
         .zip(&out.segment_offsets)
@@ -176,6 +177,10 @@ fn apply_stages(
             Ok(segment_token_offsets(seg, &bounds))
         })
         .collect::<Result<Vec<_>>>()?;
+    if tr.config.stages.scrl.is_some() {
+        // One decode per token prefix of every sample: the cost of exact segment credit.
+        m.insert("time/scrl_token_map_s".into(), t.elapsed().as_secs_f64());
+    }
     let offsets: Vec<Vec<f32>> = samples
         .iter()
         .zip(&out.step_offsets)
