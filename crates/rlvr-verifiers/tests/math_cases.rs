@@ -88,8 +88,10 @@ fn numbers_fractions_decimals() {
         ("\\boxed{.0000672}", "6.72\\times 10^{-5}", true),
         ("\\boxed{6.72e-5}", ".0000672", true),
         ("\\boxed{1e3}", "1000", true),
-        ("\\boxed{10^3}", "1000", true),
-        ("\\boxed{2^{10}}", "1024", true),
+        // A numeral gold needs a numeral: an unevaluated power is not an answer (final_form.rs).
+        ("\\boxed{10^3}", "1000", false),
+        ("\\boxed{2^{10}}", "1024", false),
+        ("\\boxed{6.72\\times 10^{-5}}", ".0000672", true),
         ("\\boxed{1025}", "2^{10}", false),
         (
             "\\boxed{12345678901234567890}",
@@ -109,7 +111,7 @@ fn numbers_fractions_decimals() {
         ("\\boxed{0}", "-0", true),
         ("\\boxed{0}", "0.0", true),
         ("\\boxed{007}", "7", true),
-        ("\\boxed{5!}", "120", true),
+        ("\\boxed{5!}", "120", false),
         ("\\boxed{\\frac{3}{56}}", "\\frac{3}{56}", true),
         ("\\boxed{\\frac{3}{57}}", "\\frac{3}{56}", false),
         ("\\boxed{\\frac{243}{625}}", "0.3888", true),
@@ -153,5 +155,32 @@ fn units_currency_percent_degrees() {
         ("\\boxed{25%}", "25", true),
         ("\\boxed{26\\%}", "25", false),
         ("\\boxed{\\text{5 hours}}", "5", true),
+    ]);
+}
+
+/// The echo attack: a policy that restates its prompt's arithmetic (`37+45`) instead of doing it
+/// must not be scored correct for the gold 82, however it wraps the expression. A worked equation
+/// that ends on the number still is.
+#[test]
+fn unevaluated_arithmetic_is_not_an_answer() {
+    run(&[
+        ("37+45", "82", false),
+        ("\\boxed{37+45}", "82", false),
+        ("The answer is 37+45.", "82", false),
+        ("#### 37 + 45", "82", false),
+        ("So we get $37+45-20$.", "62", false),
+        ("\\boxed{2 \\cdot 41}", "82", false),
+        ("\\boxed{x = 37+45}", "82", false),
+        ("\\boxed{\\sqrt{25}}", "5", false),
+        ("\\boxed{\\frac{164}{2}}", "82", true),
+        ("37+45=82", "82", true),
+        ("\\boxed{37+45=82}", "82", true),
+        ("\\boxed{37+45=83}", "82", false),
+        ("\\boxed{x = 82}", "82", true),
+        ("\\boxed{(37+45, 2)}", "(82, 2)", false),
+        ("\\boxed{(82, 2)}", "(82, 2)", true),
+        // Golds that are not numerals are compared by equivalence alone.
+        ("\\boxed{\\sqrt{12}}", "2\\sqrt{3}", true),
+        ("\\boxed{1+1}", "1+1", true),
     ]);
 }

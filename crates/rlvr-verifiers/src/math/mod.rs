@@ -5,6 +5,7 @@ pub mod bare;
 pub mod equiv;
 pub mod expr;
 pub mod extract;
+pub mod final_form;
 pub mod normalize;
 pub mod num;
 mod token;
@@ -98,9 +99,11 @@ impl MathConfig {
 ///    ([`bare::bare_answer`]) before the last-number fallback;
 /// 2. [`normalize::normalize`] both; equal strings are correct at once (the hot path for integer
 ///    answers);
-/// 3. [`answer::parse_answer`] both into structures and compare with [`equiv::equivalent`]:
-///    exact rationals, numeric tolerance, identity of expressions at random points, equations,
-///    intervals, tuples, sets, matrices.
+/// 3. [`answer::parse_answer`] both into structures; a gold written as a number needs an answer
+///    written as one ([`final_form`]: `37+45` is not an answer to 82, so a policy cannot echo its
+///    prompt's arithmetic);
+/// 4. compare with [`equiv::equivalent`]: exact rationals, numeric tolerance, identity of
+///    expressions at random points, equations, intervals, tuples, sets, matrices.
 ///
 /// Work is bounded by input size (answers over [`answer::MAX_ANSWER_CHARS`] compare as text,
 /// parsing depth and token count are capped), so one check takes microseconds to a few
@@ -138,16 +141,24 @@ impl MathVerifier {
         if ours == theirs {
             return (Outcome::Correct, Some(raw), details);
         }
+        let (ours_parsed, theirs_parsed) =
+            (answer::parse_answer(&ours), answer::parse_answer(&theirs));
+        if final_form::is_numeral_answer(&theirs_parsed)
+            && !final_form::in_numeral_form(&ours_parsed)
+        {
+            let mut details = details;
+            details["reason"] = json!(
+                "the gold is a number and the answer is not written as one (unevaluated \
+                 arithmetic such as `37+45` for 82 is not an answer)"
+            );
+            return (Outcome::Wrong, Some(raw), details);
+        }
         let tol = equiv::Tolerance {
             rel: self.config.rel_tol,
             abs: self.config.abs_tol,
             points: self.config.points,
         };
-        let same = equiv::equivalent(
-            &answer::parse_answer(&ours),
-            &answer::parse_answer(&theirs),
-            &tol,
-        );
+        let same = equiv::equivalent(&ours_parsed, &theirs_parsed, &tol);
         (
             if same {
                 Outcome::Correct
