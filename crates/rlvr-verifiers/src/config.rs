@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::composite::CompositeConfig;
+use crate::ecpo::EcpoConfig;
 use crate::external::{CommandConfig, HttpConfig};
 use crate::k2v::K2vConfig;
 use crate::{CodeConfig, Kind, MathConfig, Reference, Result, RubricConfig, Verifier};
@@ -11,7 +12,7 @@ use crate::{CodeConfig, Kind, MathConfig, Reference, Result, RubricConfig, Verif
 ///
 /// ```toml
 /// [verifier]
-/// kind = "math"        # or "code", "rubric", "command", "http", "composite", "k2v"; an unknown kind
+/// kind = "math"        # or "code", "rubric", "command", "http", "composite", "k2v", "ecpo"; an unknown kind
 ///                      # lists the valid ones
 /// rel_tol = 1e-6
 /// fallback = "last_number"
@@ -33,6 +34,8 @@ pub enum VerifierConfig {
     Composite(CompositeConfig),
     /// [`crate::k2v::K2vVerifier`]: the K2V reward (methods-extra §17).
     K2v(K2vConfig),
+    /// [`crate::ecpo::EcpoVerifier`]: the ECPO ranking reward (methods-extra §20).
+    Ecpo(EcpoConfig),
 }
 
 impl VerifierConfig {
@@ -54,6 +57,7 @@ impl VerifierConfig {
             VerifierConfig::Http(c) => Box::new(c.init()?),
             VerifierConfig::Composite(c) => Box::new(c.init()?),
             VerifierConfig::K2v(c) => Box::new(c.init()?),
+            VerifierConfig::Ecpo(c) => Box::new(c.init()?),
         })
     }
 
@@ -67,6 +71,7 @@ impl VerifierConfig {
             VerifierConfig::Http(_) => Kind::Http,
             VerifierConfig::Composite(_) => Kind::Composite,
             VerifierConfig::K2v(_) => Kind::K2v,
+            VerifierConfig::Ecpo(_) => Kind::Ecpo,
         }
     }
 
@@ -142,6 +147,7 @@ impl VerifierConfig {
                 VerifierConfig::Composite(CompositeConfig { parts: Vec::new() })
             }
             crate::Kind::K2v => VerifierConfig::K2v(K2vConfig::default()),
+            crate::Kind::Ecpo => VerifierConfig::Ecpo(EcpoConfig::default()),
         }
     }
 }

@@ -20,6 +20,8 @@
 //!   execution) with per-line penalties for token credit, on the code verifier.
 //! - [`k2v`]: the K2V reward for knowledge-graph fill-in-the-blank questions (answer match,
 //!   answer-gated checklist, format shaping).
+//! - [`ecpo`]: the ECPO reward for evidence-certified Top-K rankings (NDCG, certificate
+//!   validity, the evidence cycle).
 //!
 //! [`VerifierConfig`] is the TOML registry (`[verifier] kind = "math"`), and [`verify_batch`]
 //! scores a batch in parallel with a per-item time limit.
@@ -40,6 +42,7 @@ pub mod code;
 pub mod composite;
 mod config;
 pub mod dense;
+pub mod ecpo;
 mod error;
 pub mod external;
 mod jsonl;
@@ -59,6 +62,7 @@ pub use code::{CodeBackend, CodeConfig, CodeVerifier, RewardMode};
 pub use composite::{CompositeConfig, CompositeVerifier, PartConfig};
 pub use config::VerifierConfig;
 pub use dense::{Component, DenseConfig};
+pub use ecpo::{EcpoConfig, EcpoVerifier};
 pub use error::{Error, Result};
 pub use external::{CommandConfig, CommandVerifier, HttpConfig, HttpVerifier};
 pub use jsonl::read_jsonl;

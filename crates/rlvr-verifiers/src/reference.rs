@@ -40,6 +40,16 @@ pub enum Reference {
         #[serde(default)]
         adjacent: Vec<String>,
     },
+    /// An ECPO ranking task: the intent and the evidence store (methods-extra §20).
+    Ecpo {
+        /// The intent's attributes.
+        intent: Vec<String>,
+        /// `(subject, attribute)` per evidence span, span `j` (1-based) at index `j - 1`; the
+        /// roster is the spans' subjects.
+        spans: Vec<(String, String)>,
+        /// How many candidates the ranking lists at most.
+        k: usize,
+    },
     /// One reference per part of a `composite` verifier, in config order (built by
     /// [`crate::VerifierConfig::reference`], which knows each part's kind).
     Composite {
@@ -111,6 +121,8 @@ pub enum Kind {
     Composite,
     /// [`crate::k2v::K2vVerifier`]: the K2V reward.
     K2v,
+    /// [`crate::ecpo::EcpoVerifier`]: the ECPO ranking reward.
+    Ecpo,
 }
 
 impl Kind {
@@ -124,6 +136,7 @@ impl Kind {
             Kind::Http => "http",
             Kind::Composite => "composite",
             Kind::K2v => "k2v",
+            Kind::Ecpo => "ecpo",
         }
     }
 }
@@ -131,7 +144,7 @@ impl Kind {
 impl Reference {
     /// Reads the reference of a dataset/CLI record of the given kind.
     ///
-    /// Accepted fields: math `answer`; k2v `answer` and `adjacent` (a list of strings); code `tests` (or MBPP `test_list`), `setup_code` (or
+    /// Accepted fields: math `answer`; k2v `answer` and `adjacent` (a list of strings); ecpo `intent` (a list of strings), `spans` (a list of `[subject, attribute]` pairs) and `k`; code `tests` (or MBPP `test_list`), `setup_code` (or
     /// `test_setup_code`), `test` + `entry_point` (HumanEval), `prompt` (prefix, only with
     /// `prefix_prompt`), `io_cases`, `timeout_s`; rubric `rubric` (or `criteria`); command and
     /// http the whole record (a JSON object). A composite reference needs its parts' kinds:
@@ -208,6 +221,27 @@ impl Reference {
                         .map_err(|e| format!("field `adjacent` must be a list of strings: {e}"))?,
                 };
                 Ok(Reference::K2v { answer, adjacent })
+            }
+            Kind::Ecpo => {
+                let intent = field("intent")
+                    .ok_or("missing field `intent`")
+                    .and_then(|v| {
+                        serde_json::from_value::<Vec<String>>(v.clone())
+                            .map_err(|_| "field `intent` must be a list of strings")
+                    })?;
+                let spans = field("spans")
+                    .ok_or("missing field `spans`")
+                    .and_then(|v| {
+                        serde_json::from_value::<Vec<(String, String)>>(v.clone()).map_err(
+                            |_| "field `spans` must be a list of [subject, attribute] pairs",
+                        )
+                    })?;
+                let k = field("k")
+                    .ok_or("missing field `k`")?
+                    .as_u64()
+                    .and_then(|k| usize::try_from(k).ok())
+                    .ok_or("field `k` must be a non-negative integer")?;
+                Ok(Reference::Ecpo { intent, spans, k })
             }
             Kind::Command | Kind::Http => {
                 if !record.is_object() {

@@ -11,6 +11,8 @@
 //! - a chain `2 + 3 = 5 = 5` reads as its last part; `2 + 3 = 5` compares its right side only when
 //!   the equation holds (see [`super::equiv::equivalent`]);
 //! - what does not parse as one structured answer is not a bare answer.
+//! - an answer read whole is still judged by [`super::final_form`]: `10^3` is read as `10^3`,
+//!   and refused for the gold 1000 (it is unevaluated arithmetic, not the number).
 
 use std::sync::LazyLock;
 
