@@ -204,10 +204,14 @@ impl RunConfig {
         }
     }
 
-    /// `[verifier] kind = "k2v"`: its weights, penalty and criteria (each refusal names the key).
+    /// `[verifier] kind = "k2v"` or `"ecpo"`: its weights (and for k2v its penalty and
+    /// criteria); each refusal names the key.
     fn check_k2v(&self) -> Result<()> {
         match &self.verifier {
             rlvr_verifiers::VerifierConfig::K2v(c) => {
+                c.validate().map_err(|e| Error::Config(e.to_string()))
+            }
+            rlvr_verifiers::VerifierConfig::Ecpo(c) => {
                 c.validate().map_err(|e| Error::Config(e.to_string()))
             }
             _ => Ok(()),

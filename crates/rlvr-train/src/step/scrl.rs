@@ -1,7 +1,7 @@
 //! SCRL's inputs for the `[stages]` pipeline (rlvr-objectives `shaping::scrl`): for each sample,
 //! its prompt's subproblems ([`crate::data::subproblems`]), where the response answers each
 //! one (`answers = "tagged"` or `"separated"`) and whether the intermediate answers are right
-//! (the math verifier's equivalence against each subproblem's answer, a numeral for a numeral
+//! (the math verifier's verdict against each subproblem's answer, a numeral for a numeral
 //! gold; the original problem's verdict is the run's reward). Its \[PROPOSED] curriculum credits a prompt that the policy
 //! has mastered on the original problem alone, and remembers each prompt across steps in the
 //! trainer state (saved with the checkpoint).
@@ -74,24 +74,12 @@ pub fn answers(
     Ok(Some(out))
 }
 
-/// Whether `text` answers a subproblem whose gold answer is `gold`: the math verifier's
-/// equivalence and, when the gold is a plain number, an answer that is a plain number too. The
-/// verifier reads an expression as its value, so without the second rule restating the
-/// subproblem (`37+45` for 82, copied from the prompt `37+45-20=`) would be scored as solving it.
+/// Whether `text` answers a subproblem whose gold answer is `gold`: the math verifier's verdict,
+/// whose final-form rule (a numeral gold needs a numeral, `rlvr_verifiers::math::final_form`)
+/// keeps a restated subproblem (`37+45` for 82, copied from the prompt `37+45-20=`) from being
+/// scored as solving it.
 fn answers_subproblem(verifier: &MathVerifier, text: &str, gold: &str) -> bool {
-    let (outcome, extracted, _) = verifier.check(text, gold);
-    outcome == Outcome::Correct
-        && (!is_plain_number(gold) || extracted.as_deref().is_some_and(is_plain_number))
-}
-
-/// A numeral: an optional sign, then digits with optional `,` grouping and one decimal point.
-fn is_plain_number(s: &str) -> bool {
-    let t = s.trim();
-    let t = t.strip_prefix('-').unwrap_or(t);
-    t.starts_with(|c: char| c.is_ascii_digit())
-        && t.chars()
-            .all(|c| c.is_ascii_digit() || c == ',' || c == '.')
-        && t.matches('.').count() <= 1
+    verifier.check(text, gold).0 == Outcome::Correct
 }
 
 /// Records each group's pass rate on the original problem with the curriculum.
