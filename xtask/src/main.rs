@@ -9,6 +9,7 @@ mod gen_agent_search;
 mod gen_chain;
 mod gen_chat_data;
 mod gen_data;
+mod gen_ecpo;
 mod gen_guess_number;
 mod gen_k2v;
 mod plexrl;
@@ -40,6 +41,7 @@ Tasks:
   gen-data         regenerate the bundled tasks in datasets/arith/ and datasets/arith-chat/
   gen-chain        regenerate SCRL's two-step arithmetic task in datasets/chain/
   gen-k2v          regenerate the K2V knowledge graph and its questions in datasets/k2v/
+  gen-ecpo         regenerate ECPO's evidence-cited ranking task in datasets/ecpo/
   gen-agent-calculator  regenerate the calculator environment's task in datasets/agent-calculator/
   gen-guess-number regenerate the guess-the-number game's task in datasets/guess-number/
   gen-agent-search regenerate the search environment's corpus and questions in datasets/agent-search/
@@ -86,6 +88,10 @@ fn run() -> Result<()> {
         "gen-k2v" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
             gen_k2v::write(&datasets.join("k2v"))
+        }
+        "gen-ecpo" => {
+            let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+            gen_ecpo::write(&datasets.join("ecpo"))
         }
         "gen-agent-calculator" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
