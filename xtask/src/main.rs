@@ -10,6 +10,7 @@ mod gen_chain;
 mod gen_chat_data;
 mod gen_data;
 mod gen_ecpo;
+mod gen_geox;
 mod gen_guess_number;
 mod gen_k2v;
 mod plexrl;
@@ -42,6 +43,7 @@ Tasks:
   gen-chain        regenerate SCRL's two-step arithmetic task in datasets/chain/
   gen-k2v          regenerate the K2V knowledge graph and its questions in datasets/k2v/
   gen-ecpo         regenerate ECPO's evidence-cited ranking task in datasets/ecpo/
+  gen-geox         regenerate the GeoX-style grid-program self-play task in datasets/geox/
   gen-agent-calculator  regenerate the calculator environment's task in datasets/agent-calculator/
   gen-guess-number regenerate the guess-the-number game's task in datasets/guess-number/
   gen-agent-search regenerate the search environment's corpus and questions in datasets/agent-search/
@@ -92,6 +94,10 @@ fn run() -> Result<()> {
         "gen-ecpo" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
             gen_ecpo::write(&datasets.join("ecpo"))
+        }
+        "gen-geox" => {
+            let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");
+            gen_geox::write(&datasets.join("geox"))
         }
         "gen-agent-calculator" => {
             let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets");

@@ -13,7 +13,8 @@
 //! [`StagesConfig::apply`], and the offline RELEX fit.
 //! [`g2d`] builds G2D's static preference pairs from rollout groups and [`dpo`] is the offline
 //! DPO objective that trains on them. [`binac`] is Bi-NAC's critic reward (the actor's improvement
-//! after the critic's feedback) and its feedback and revision group advantages.
+//! after the critic's feedback) and its feedback and revision group advantages; [`geox`] is
+//! GeoX-style self-play's proposer reward (learnability) and solver group advantages.
 //!
 //! ```
 //! use burn::tensor::Device;
@@ -43,6 +44,7 @@ pub mod config;
 pub mod dpo;
 pub mod error;
 pub mod g2d;
+pub mod geox;
 pub mod kl;
 pub mod loss;
 pub mod masked;
@@ -59,6 +61,7 @@ pub use config::ObjectiveConfig;
 pub use dpo::{DpoConfig, dpo_loss, sequence_logp};
 pub use error::{Error, Result};
 pub use g2d::{Candidate, G2dConfig, select_pairs};
+pub use geox::{GeoxConfig, GeoxRewards, geox_rewards, learnability};
 pub use kl::{KlEstimator, kl_per_token, sequence_kl};
 pub use loss::grpo::{DapoConfig, DrGrpoConfig, GrpoConfig, RlooConfig, clipped_loss};
 pub use loss::gspo::GspoConfig;

@@ -125,7 +125,10 @@ fn bad_ecpo_configs_are_refused_at_load() {
         assert!(err.contains(key), "{extra:?}: {err}");
     };
     refused(&["verifier.ndcg_weight=-0.5"], "verifier.ndcg_weight");
-    refused(&["verifier.validity_weight=-1.0"], "verifier.validity_weight");
+    refused(
+        &["verifier.validity_weight=-1.0"],
+        "verifier.validity_weight",
+    );
     refused(&["verifier.cycle_weight=-1.0"], "verifier.cycle_weight");
     refused(
         &[
@@ -153,9 +156,8 @@ fn the_bundled_ecpo_task_fits_the_bundled_model() {
         let verifier = c.verifier.build().unwrap();
         let mut longest = 0;
         for split in ["train", "test"] {
-            let text =
-                std::fs::read_to_string(repo().join(format!("datasets/ecpo/{split}.jsonl")))
-                    .unwrap();
+            let text = std::fs::read_to_string(repo().join(format!("datasets/ecpo/{split}.jsonl")))
+                .unwrap();
             for l in text.lines() {
                 let r: serde_json::Value = serde_json::from_str(l).unwrap();
                 let p = r["prompt"].as_str().unwrap();

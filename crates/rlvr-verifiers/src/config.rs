@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::composite::CompositeConfig;
 use crate::ecpo::EcpoConfig;
 use crate::external::{CommandConfig, HttpConfig};
+use crate::grid_program::GridProgramConfig;
 use crate::k2v::K2vConfig;
 use crate::{CodeConfig, Kind, MathConfig, Reference, Result, RubricConfig, Verifier};
 
@@ -12,8 +13,8 @@ use crate::{CodeConfig, Kind, MathConfig, Reference, Result, RubricConfig, Verif
 ///
 /// ```toml
 /// [verifier]
-/// kind = "math"        # or "code", "rubric", "command", "http", "composite", "k2v", "ecpo"; an unknown kind
-///                      # lists the valid ones
+/// kind = "math"        # or "code", "rubric", "command", "http", "composite", "k2v", "ecpo",
+///                      # "grid_program"; an unknown kind lists the valid ones
 /// rel_tol = 1e-6
 /// fallback = "last_number"
 /// ```
@@ -36,6 +37,9 @@ pub enum VerifierConfig {
     K2v(K2vConfig),
     /// [`crate::ecpo::EcpoVerifier`]: the ECPO ranking reward (methods-extra §20).
     Ecpo(EcpoConfig),
+    /// [`crate::grid_program::GridProgramVerifier`]: grid-program tasks checked by execution
+    /// (GeoX's modes, methods-extra §21).
+    GridProgram(GridProgramConfig),
 }
 
 impl VerifierConfig {
@@ -58,6 +62,7 @@ impl VerifierConfig {
             VerifierConfig::Composite(c) => Box::new(c.init()?),
             VerifierConfig::K2v(c) => Box::new(c.init()?),
             VerifierConfig::Ecpo(c) => Box::new(c.init()?),
+            VerifierConfig::GridProgram(c) => Box::new(c.init()?),
         })
     }
 
@@ -72,6 +77,7 @@ impl VerifierConfig {
             VerifierConfig::Composite(_) => Kind::Composite,
             VerifierConfig::K2v(_) => Kind::K2v,
             VerifierConfig::Ecpo(_) => Kind::Ecpo,
+            VerifierConfig::GridProgram(_) => Kind::GridProgram,
         }
     }
 
@@ -148,6 +154,7 @@ impl VerifierConfig {
             }
             crate::Kind::K2v => VerifierConfig::K2v(K2vConfig::default()),
             crate::Kind::Ecpo => VerifierConfig::Ecpo(EcpoConfig::default()),
+            crate::Kind::GridProgram => VerifierConfig::GridProgram(GridProgramConfig::default()),
         }
     }
 }

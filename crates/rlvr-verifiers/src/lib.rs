@@ -22,6 +22,8 @@
 //!   answer-gated checklist, format shaping).
 //! - [`ecpo`]: the ECPO reward for evidence-certified Top-K rankings (NDCG, certificate
 //!   validity, the evidence cycle).
+//! - [`grid_program`]: grid-program tasks checked by execution (GeoX's deduction, abduction,
+//!   induction and proposals).
 //!
 //! [`VerifierConfig`] is the TOML registry (`[verifier] kind = "math"`), and [`verify_batch`]
 //! scores a batch in parallel with a per-item time limit.
@@ -45,6 +47,7 @@ pub mod dense;
 pub mod ecpo;
 mod error;
 pub mod external;
+pub mod grid_program;
 mod jsonl;
 pub mod k2v;
 pub mod math;
@@ -65,6 +68,7 @@ pub use dense::{Component, DenseConfig};
 pub use ecpo::{EcpoConfig, EcpoVerifier};
 pub use error::{Error, Result};
 pub use external::{CommandConfig, CommandVerifier, HttpConfig, HttpVerifier};
+pub use grid_program::{GridProgramConfig, GridProgramVerifier};
 pub use jsonl::read_jsonl;
 pub use k2v::{K2vConfig, K2vVerifier};
 pub use math::{MathConfig, MathVerifier};

@@ -50,6 +50,21 @@ pub enum Reference {
         /// How many candidates the ranking lists at most.
         k: usize,
     },
+    /// A grid-program task (GeoX's modes, methods-extra §21): a solver record's program and its
+    /// input/output points, or a proposer record (`propose_*`, the other fields empty).
+    GridProgram {
+        /// What the record asks for.
+        mode: crate::grid_program::task::GridMode,
+        /// The generating program (empty for a proposer record).
+        #[serde(default)]
+        program: String,
+        /// Input points `xy`.
+        #[serde(default)]
+        inputs: Vec<String>,
+        /// Output points `xy`, one per input.
+        #[serde(default)]
+        outputs: Vec<String>,
+    },
     /// One reference per part of a `composite` verifier, in config order (built by
     /// [`crate::VerifierConfig::reference`], which knows each part's kind).
     Composite {
@@ -123,6 +138,8 @@ pub enum Kind {
     K2v,
     /// [`crate::ecpo::EcpoVerifier`]: the ECPO ranking reward.
     Ecpo,
+    /// [`crate::grid_program::GridProgramVerifier`]: grid-program tasks checked by execution.
+    GridProgram,
 }
 
 impl Kind {
@@ -137,6 +154,7 @@ impl Kind {
             Kind::Composite => "composite",
             Kind::K2v => "k2v",
             Kind::Ecpo => "ecpo",
+            Kind::GridProgram => "grid_program",
         }
     }
 }
@@ -144,7 +162,7 @@ impl Kind {
 impl Reference {
     /// Reads the reference of a dataset/CLI record of the given kind.
     ///
-    /// Accepted fields: math `answer`; k2v `answer` and `adjacent` (a list of strings); ecpo `intent` (a list of strings), `spans` (a list of `[subject, attribute]` pairs) and `k`; code `tests` (or MBPP `test_list`), `setup_code` (or
+    /// Accepted fields: math `answer`; k2v `answer` and `adjacent` (a list of strings); ecpo `intent` (a list of strings), `spans` (a list of `[subject, attribute]` pairs) and `k`; grid_program `mode`, `program`, `inputs`, `outputs`; code `tests` (or MBPP `test_list`), `setup_code` (or
     /// `test_setup_code`), `test` + `entry_point` (HumanEval), `prompt` (prefix, only with
     /// `prefix_prompt`), `io_cases`, `timeout_s`; rubric `rubric` (or `criteria`); command and
     /// http the whole record (a JSON object). A composite reference needs its parts' kinds:
@@ -242,6 +260,27 @@ impl Reference {
                     .and_then(|k| usize::try_from(k).ok())
                     .ok_or("field `k` must be a non-negative integer")?;
                 Ok(Reference::Ecpo { intent, spans, k })
+            }
+            Kind::GridProgram => {
+                let mode = field("mode").ok_or("missing field `mode`")?;
+                let mode = serde_json::from_value(mode.clone()).map_err(|_| {
+                    format!(
+                        "field `mode` must be one of deduction, abduction, induction, \
+                         propose_deduction, propose_abduction, propose_induction (got {mode})"
+                    )
+                })?;
+                let list = |name: &str| -> Result<Vec<String>, String> {
+                    field(name).map_or(Ok(Vec::new()), |v| {
+                        serde_json::from_value(v.clone())
+                            .map_err(|_| format!("field `{name}` must be a list of strings"))
+                    })
+                };
+                Ok(Reference::GridProgram {
+                    mode,
+                    program: string("program")?.unwrap_or_default(),
+                    inputs: list("inputs")?,
+                    outputs: list("outputs")?,
+                })
             }
             Kind::Command | Kind::Http => {
                 if !record.is_object() {

@@ -34,6 +34,7 @@ impl Default for RunConfig {
             lora: None,
             env: None,
             binac: None,
+            geox: None,
             smepo: None,
         }
     }

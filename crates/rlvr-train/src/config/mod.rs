@@ -75,6 +75,10 @@ pub struct RunConfig {
     /// Bi-NAC (rlvr-objectives `BinacConfig`): the policy also writes feedback on its drafts
     /// and revises with it (`step/binac.rs`). Absent: off.
     pub binac: Option<rlvr_objectives::BinacConfig>,
+    /// GeoX-style self-play (rlvr-objectives `GeoxConfig`): proposals of grid-program tasks are
+    /// rewarded by their learnability and answered by the same policy (`step/geox.rs`). Absent:
+    /// off.
+    pub geox: Option<rlvr_objectives::GeoxConfig>,
     /// SMEPO: masked expert traces after the training prompts (`data/guidance.rs`). Absent:
     /// off.
     pub smepo: Option<crate::data::guidance::SmepoConfig>,

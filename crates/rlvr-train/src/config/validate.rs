@@ -28,6 +28,7 @@ impl RunConfig {
         self.check_env()?;
         self.check_rebel()?;
         self.check_binac()?;
+        self.check_geox()?;
         self.check_scrl()?;
         if let Some(smepo) = &self.smepo {
             smepo.validate()?;
@@ -156,6 +157,42 @@ impl RunConfig {
         if self.rollout.max_staleness > 0 {
             return bad("[binac] scores the critic against the current actor: set \
                  rollout.max_staleness = 0 or remove [binac]");
+        }
+        Ok(())
+    }
+
+    /// `[geox]`: its knobs, the grid-program verifier whose records it proposes for, and the
+    /// rollout paths its nested generation is written for.
+    fn check_geox(&self) -> Result<()> {
+        let Some(geox) = &self.geox else {
+            return Ok(());
+        };
+        geox.validate().map_err(|e| Error::Config(e.to_string()))?;
+        if self.verifier.kind() != rlvr_verifiers::Kind::GridProgram {
+            return bad(
+                "[geox] proposes and solves grid-program tasks: set [verifier] kind = \
+                 \"grid_program\" or remove [geox]",
+            );
+        }
+        if self.env.is_some() || self.binac.is_some() {
+            return bad("[geox] self-plays one-turn tasks: remove [env] and [binac], or [geox]");
+        }
+        if self.rollout.engine != super::RolloutEngine::Local {
+            return bad(
+                "[geox] samples the answers to proposed tasks locally: set rollout.engine = \
+                 \"local\" or remove [geox]",
+            );
+        }
+        if self.rollout.max_staleness > 0 {
+            return bad("[geox] scores proposals against the current solver: set \
+                 rollout.max_staleness = 0 or remove [geox]");
+        }
+        if self.rollout.dynamic_sampling {
+            return bad(
+                "rollout.dynamic_sampling drops groups by the verifier's validity rewards \
+                 before [geox] replaces the proposers' with learnability: turn it off or \
+                 remove [geox]",
+            );
         }
         Ok(())
     }

@@ -9,6 +9,8 @@
 //!    from [`reflection`]; the dense code reward's line penalties, [`exec_credit`]);
 //!    With `rollout.max_staleness` > 0 the first round may come from [`prefetch`], sampled
 //!    during an earlier step's update;
+//!    With `[geox]`, [`geox`] first turns the proposers' samples into tasks, has the policy
+//!    answer them and rewards each proposal by its learnability;
 //! 3. [`binac`] (with `[binac]`): feedback on the drafts and revisions with it in context,
 //!    appended to the batch with their own group advantages;
 //! 4. [`update`]: per mini-batch (split by [`micro_batch`] for gradient accumulation),
@@ -19,6 +21,7 @@ pub mod advantage;
 pub mod binac;
 pub mod conditioned;
 pub mod exec_credit;
+pub mod geox;
 pub mod micro_batch;
 pub mod prefetch;
 pub mod reflection;
@@ -42,7 +45,9 @@ pub fn rl_step(tr: &mut Trainer, step: usize) -> Result<Metrics> {
 pub fn rl_step_with_batch(tr: &mut Trainer, step: usize) -> Result<(Metrics, rollout::Rollouts)> {
     let mut m = Metrics::new();
     let mut batch = rollout::collect(tr, step, &mut m)?;
+    let proposed = geox::self_play(tr, step, &mut batch, &mut m)?;
     let zero_group_frac = advantage::assign(tr, &mut batch, &mut m)?;
+    batch.samples.extend(proposed);
     binac::extend(tr, step, &mut batch, &mut m)?;
     // Asynchronous rollouts: the next steps' first rounds sample while this step trains.
     prefetch::top_up(tr, step)?;
