@@ -43,7 +43,7 @@ use crate::gen_data::{SplitMix64, write_splits};
 use example::{Example, K};
 
 /// Number of training examples.
-pub const TRAIN_SIZE: usize = 2_000;
+pub const TRAIN_SIZE: usize = 16_000;
 /// Number of held-out examples.
 pub const TEST_SIZE: usize = 200;
 /// Seed of the generator streams.

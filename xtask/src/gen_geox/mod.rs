@@ -50,9 +50,9 @@ use crate::gen_data::{SplitMix64, write_splits};
 use task::{Mode, Task};
 
 /// Training solver lines per mode.
-pub const TRAIN_PER_MODE: usize = 800;
+pub const TRAIN_PER_MODE: usize = 4_000;
 /// Training proposer lines per mode.
-pub const PROPOSALS_PER_MODE: usize = 100;
+pub const PROPOSALS_PER_MODE: usize = 400;
 /// Held-out solver lines per mode.
 pub const TEST_PER_MODE: usize = 100;
 /// Seed of the generator streams.
