@@ -13,8 +13,8 @@ Definitions (the spec's [PROPOSED] composition):
   attributes (at least one).
 - CertNDCG = NDCG with the gains of non-recovered items set to 0.
 - reward = gate * (l1 NDCG + l2 validity + l3 cycle) / (l1 + l2 + l3); the gate is 0 for an
-  answer that is not `ID digits( ID digits)*;` with <= k distinct roster IDs and no span cited
-  twice by one item.
+  answer that is not `ID digits( ID digits)*;` with <= k distinct roster IDs, at least
+  min(k, candidates of relevance >= 1) of them, and no span cited twice by one item.
 """
 
 import json
@@ -33,6 +33,13 @@ STORE_B = {
     "k": 2,
 }
 
+# A single relevant candidate: min(k, relevant) = 1.
+STORE_C = {
+    "intent": ["G", "W"],
+    "spans": [["PA", "R"], ["NB", "W"], ["PA", "S"], ["TQ", "B"]],
+    "k": 2,
+}
+
 CASES = [
     (STORE_A, "KA13 MO2;"),  # ideal and certified
     (STORE_A, "KA13 LU4;"),  # the tied alternative: also ideal
@@ -41,8 +48,9 @@ CASES = [
     (STORE_A, "KA12 MO2;"),  # KA cites MO's span
     (STORE_A, "KA13 MO9;"),  # a span that does not exist
     (STORE_A, "KA13 ZE5;"),  # the hard negative, certified by its own span
-    (STORE_A, "KA13;"),  # one item only
-    (STORE_A, "ZE5;"),  # only the hard negative
+    (STORE_A, "KA13;"),  # gate: one item where two are relevant
+    (STORE_A, "ZE5;"),  # gate: only the hard negative
+    (STORE_C, "NB2;"),  # one relevant candidate: one item is the full list
     (STORE_A, "KA31 MO2; and more"),  # citation order and trailing text do not matter
     (STORE_A, "KA13 MO2"),  # gate: no `;`
     (STORE_A, "KA13 QQ2;"),  # gate: not on the roster
@@ -76,6 +84,9 @@ def parse(response, store):
             return None
         items.append((cid, digits))
     if len(items) > store["k"]:
+        return None
+    relevant = sum(1 for c in roster if rel(store, c) > 0)
+    if len(items) < min(store["k"], relevant):
         return None
     return items
 

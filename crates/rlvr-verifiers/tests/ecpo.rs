@@ -20,7 +20,7 @@ fn terms_and_rewards_match_the_reference() {
     let fx = fixture();
     let weights: Vec<(f64, f64, f64)> = serde_json::from_value(fx["weights"].clone()).unwrap();
     let cases = fx["cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 19);
+    assert_eq!(cases.len(), 20);
     let (mut gated, mut passed) = (0, 0);
     for (w, &(ndcg_weight, validity_weight, cycle_weight)) in weights.iter().enumerate() {
         let verifier = EcpoConfig {
@@ -57,8 +57,8 @@ fn terms_and_rewards_match_the_reference() {
             }
         }
     }
-    // The fixture covers every branch: five gate refusals, five certified ideal answers.
-    assert_eq!((gated, passed), (5, 5));
+    // The fixture covers every branch: seven gate refusals, six certified ideal answers.
+    assert_eq!((gated, passed), (7, 6));
 }
 
 #[test]

@@ -17,8 +17,10 @@
 //!   rebuilds from the cited spans alone, the claim (the item's ID) stripped first
 //!   ([`score::Store::recovered`]);
 //! - the gate is the spec's hard gate (0 reward for an answer the grammar or the roster
-//!   refuses: no `;`, a bad item, more than k items, a repeated candidate or citation, a
-//!   candidate not on the roster). The spec's Lagrangian alternative is not built.
+//!   refuses: no `;`, a bad item, more than k items, fewer than min(k, relevant candidates)
+//!   (**\[PROPOSED]**, against a measured hack: see [`ranking::parse_ranking`]), a repeated
+//!   candidate or citation, a candidate not on the roster). The spec's Lagrangian alternative
+//!   is not built.
 //!
 //! λ defaults to the spec's (0.5, 0.25, 0.25); dividing by their sum keeps the reward in
 //! `[0, 1]` for any weights (a positive rescaling that group-normalized advantages do not see).
@@ -142,7 +144,7 @@ impl Verifier for EcpoVerifier {
             spans,
             k: *k,
         };
-        let items = match parse_ranking(response, *k, &store.roster()) {
+        let items = match parse_ranking(response, *k, store.required_items(), &store.roster()) {
             Ok(items) => items,
             Err(why) => {
                 let mut v = Verdict::zero(Outcome::Unparseable, format!("gate: {why}"));

@@ -59,6 +59,16 @@ impl Store<'_> {
         self.support(candidate).len()
     }
 
+    /// How many items an answer must list: `min(k, candidates with relevance ≥ 1)`.
+    pub fn required_items(&self) -> usize {
+        let relevant = self
+            .roster()
+            .iter()
+            .filter(|c| self.relevance(c) > 0)
+            .count();
+        relevant.min(self.k)
+    }
+
     /// The best DCG@k any ranking of the roster reaches.
     pub fn ideal_dcg(&self) -> f64 {
         let mut rels: Vec<usize> = self.roster().iter().map(|c| self.relevance(c)).collect();
