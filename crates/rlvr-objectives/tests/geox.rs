@@ -11,10 +11,7 @@ use serde_json::Value;
 const TOL: f32 = 1e-6;
 
 fn close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() < TOL, "{what}: {got:?} vs {want:?}");
-    }
+    common::close_within(got, want, TOL, what);
 }
 
 #[test]

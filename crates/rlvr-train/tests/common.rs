@@ -199,3 +199,26 @@ pub fn dataset_head(rel: &str, n: usize) -> PathBuf {
     std::fs::write(&path, head).unwrap();
     path
 }
+
+/// Overrides for one-step runs of the tiny model on a bundled task's lines at `data` (train
+/// and eval): a 300-step warm start, 16-token responses, no eval or checkpoints; `task` names
+/// the verifier and the rollout shape, `extra` a test's own keys (later keys win).
+#[allow(dead_code)]
+pub fn bundled_task_sets(data: &Path, task: &[&str], extra: &[&str]) -> Vec<String> {
+    let data = data.display();
+    let mut all = vec![
+        format!("data.train=\"{data}\""),
+        format!("data.eval=\"{data}\""),
+        "data.eval_limit=8".into(),
+        "sft.steps=300".into(),
+        "train.steps=1".into(),
+        "train.warmup_steps=0".into(),
+        "eval.every=0".into(),
+        "checkpoint.every=0".into(),
+        "rollout.max_new_tokens=16".into(),
+        "objective.overlong_max_len=16".into(),
+        "eval.max_new_tokens=16".into(),
+    ];
+    all.extend(task.iter().chain(extra).map(ToString::to_string));
+    all
+}

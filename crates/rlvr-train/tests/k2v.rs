@@ -27,25 +27,15 @@ fn data() -> &'static Path {
 }
 
 fn sets(extra: &[&str]) -> Vec<String> {
-    let data = data().display().to_string();
-    let mut all = vec![
-        format!("data.train=\"{data}\""),
-        format!("data.eval=\"{data}\""),
-        "data.eval_limit=8".into(),
-        "sft.steps=300".into(),
-        "train.steps=1".into(),
-        "train.warmup_steps=0".into(),
-        "eval.every=0".into(),
-        "checkpoint.every=0".into(),
-        "rollout.prompts_per_step=8".into(),
-        "rollout.group_size=8".into(),
-        "rollout.max_new_tokens=16".into(),
-        "objective.overlong_max_len=16".into(),
-        "eval.max_new_tokens=16".into(),
-        "verifier={ kind = \"k2v\", tags = \"compact\" }".into(),
-    ];
-    all.extend(extra.iter().map(|s| s.to_string()));
-    all
+    common::bundled_task_sets(
+        data(),
+        &[
+            "rollout.prompts_per_step=8",
+            "rollout.group_size=8",
+            "verifier={ kind = \"k2v\", tags = \"compact\" }",
+        ],
+        extra,
+    )
 }
 
 fn run(extra: &[&str]) -> Vec<Metrics> {

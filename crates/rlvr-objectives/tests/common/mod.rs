@@ -21,6 +21,14 @@ pub fn floats(v: &Value) -> Vec<f32> {
         .collect()
 }
 
+/// Asserts `got` equals `want` elementwise within `tol` (the golden tests' comparison).
+pub fn close_within(got: &[f32], want: &[f32], tol: f32, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < tol, "{what}: {got:?} vs {want:?}");
+    }
+}
+
 /// One float vector per element of a JSON array of arrays (per-token values per sequence).
 pub fn rows(v: &Value) -> Vec<Vec<f32>> {
     v.as_array().expect("array").iter().map(floats).collect()

@@ -24,7 +24,7 @@ impl RunConfig {
         self.check_engine()?;
         self.check_frozen_dtype()?;
         self.check_dense()?;
-        self.check_k2v()?;
+        self.check_task_rewards()?;
         self.check_env()?;
         self.check_rebel()?;
         self.check_binac()?;
@@ -243,7 +243,7 @@ impl RunConfig {
 
     /// `[verifier] kind = "k2v"` or `"ecpo"`: its weights (and for k2v its penalty and
     /// criteria); each refusal names the key.
-    fn check_k2v(&self) -> Result<()> {
+    fn check_task_rewards(&self) -> Result<()> {
         match &self.verifier {
             rlvr_verifiers::VerifierConfig::K2v(c) => {
                 c.validate().map_err(|e| Error::Config(e.to_string()))
