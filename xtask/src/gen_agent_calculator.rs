@@ -11,8 +11,9 @@
 //! {"expression":"23*7+15"}}</tool_call><tool_response>176</tool_response>176`, the tool's
 //! response written as the environment will write it), the other half answer at once, right
 //! with probability 0.3 and otherwise off by a slipped digit. A warm-started policy so calls
-//! the tool about half the time; RL has to learn that calling it pays. Held-out problems are
-//! disjoint from the training ones.
+//! the tool about half the time; RL has to learn that calling it pays. Training records also
+//! carry the expert's `solution`, always the tool transcript (SMEPO's trace, `[smepo]`).
+//! Held-out problems are disjoint from the training ones.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -70,18 +71,23 @@ pub fn generate(train: usize, test: usize, seed: u64) -> (Vec<Problem>, Vec<Prob
     })
 }
 
+/// The expert's transcript of `p`: the tool called on the expression, its response, the
+/// answer.
+pub fn transcript(p: &Problem) -> String {
+    let answer = p.answer();
+    // Written by hand so that `name` comes first, as Hermes-format models write it.
+    let call = format!(
+        r#"{{"name":"calculator","arguments":{{"expression":"{}"}}}}"#,
+        p.expression()
+    );
+    format!("<tool_call>{call}</tool_call><tool_response>{answer}</tool_response>{answer}")
+}
+
 /// The warm-start completion of `p`: the tool transcript, or a direct (often wrong) answer.
 fn completion(p: &Problem, rng: &mut SplitMix64) -> String {
     let answer = p.answer();
     if chance(rng, TOOL_SHARE) {
-        // Written by hand so that `name` comes first, as Hermes-format models write it.
-        let call = format!(
-            r#"{{"name":"calculator","arguments":{{"expression":"{}"}}}}"#,
-            p.expression()
-        );
-        return format!(
-            "<tool_call>{call}</tool_call><tool_response>{answer}</tool_response>{answer}"
-        );
+        return transcript(p);
     }
     if chance(rng, DIRECT_RIGHT) {
         return answer.to_string();
@@ -103,8 +109,8 @@ fn completion(p: &Problem, rng: &mut SplitMix64) -> String {
     }
 }
 
-/// JSONL lines `{"id", "prompt", "expression", "answer"}`, plus `completion` when
-/// `completions` is true (the training split).
+/// JSONL lines `{"id", "prompt", "expression", "answer"}`, plus `completion` and `solution`
+/// when `completions` is true (the training split).
 pub fn to_jsonl(split: &str, problems: &[Problem], completions: bool) -> String {
     let mut rng = SplitMix64(SEED ^ 0xC0);
     let mut out = String::new();
@@ -117,6 +123,7 @@ pub fn to_jsonl(split: &str, problems: &[Problem], completions: bool) -> String 
         });
         if completions {
             record["completion"] = json!(completion(p, &mut rng));
+            record["solution"] = json!(transcript(p));
         }
         let _ = writeln!(out, "{record}");
     }
@@ -185,6 +192,21 @@ mod tests {
         }
         let share = tool as f64 / train.len() as f64;
         assert!((share - TOOL_SHARE).abs() < 0.03, "{share}");
+        // The expert's `solution` is always the tool transcript, by hand for 23*7+15.
+        let p = Problem {
+            a: 23,
+            b: 7,
+            plus: true,
+            c: 15,
+        };
+        let line: serde_json::Value =
+            serde_json::from_str(to_jsonl("train", &[p], true).trim()).unwrap();
+        assert_eq!(
+            line["solution"],
+            "<tool_call>{\"name\":\"calculator\",\"arguments\":{\"expression\":\"23*7+15\"}}\
+             </tool_call><tool_response>176</tool_response>176"
+        );
+        assert!(to_jsonl("test", &[p], false).find("solution").is_none());
         let r = right as f64 / direct as f64;
         assert!((r - DIRECT_RIGHT).abs() < 0.04, "{r}");
     }

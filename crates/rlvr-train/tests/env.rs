@@ -842,3 +842,69 @@ fn smepo_guidance_reaches_the_training_prompts_only() {
         .to_string();
     assert!(err.contains("smepo.ratio"), "{err}");
 }
+
+/// `smepo.prompts = "hard"` in a step (the arithmetic task, its careless completions shown in
+/// full as the traces; a warm start that solves some prompts): every prompt is first drawn
+/// plain, the same groups as a step without `[smepo]` (same seed, same prompts); exactly the
+/// groups with no passing sample are drawn again with the guidance after their prompt, and the
+/// others are trained on as drawn. Refused with asynchronous rollouts, naming the key.
+#[test]
+fn smepo_on_hard_prompts_guides_only_the_groups_without_a_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let smepo = "smepo={ trace_field = \"completion\", mask = \"none\", drop_leaking = false, \
+                 intro = \" \", prompts = \"hard\" }";
+    let base = ["sft.steps=3000", "rollout.prompts_per_step=8"];
+    let collect = |extra: &[&str]| {
+        let sets: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let (mut tr, _) = common::trainer(&common::tiny_config(tmp.path(), &sets));
+        let mut m = rlvr_train::metrics::Metrics::new();
+        let rollouts = rlvr_train::step::rollout::collect(&mut tr, 0, &mut m).unwrap();
+        (tr, rollouts.samples, m)
+    };
+    let (_, plain, _) = collect(&[]);
+    let (tr, hard, m) = collect(&[smepo]);
+    let g = tr.config.rollout.group_size;
+    let texts =
+        |group: &[Sample]| -> Vec<String> { group.iter().map(|s| s.text.clone()).collect() };
+    let (mut n_hard, mut n_solved) = (0, 0);
+    for (p, h) in plain.chunks(g).zip(hard.chunks(g)) {
+        assert_eq!(p[0].example, h[0].example);
+        let prompt = tr.encode_example(&tr.train_set[p[0].example]).unwrap();
+        if p.iter().any(|s| s.passed) {
+            n_solved += 1;
+            assert_eq!(texts(p), texts(h), "a solved group is kept as drawn");
+            assert!(h.iter().all(|s| s.prompt == prompt));
+        } else {
+            n_hard += 1;
+            let ex = &tr.train_set[p[0].example];
+            let trace = format!(" {}", ex.record["completion"].as_str().unwrap());
+            let text = tr.tokenizer.decode(&h[0].prompt).unwrap();
+            assert!(text.ends_with(&trace), "guided: {text}");
+            for s in h {
+                assert_eq!(
+                    s.prompt[..prompt.len()],
+                    prompt[..],
+                    "the prompt comes first"
+                );
+            }
+        }
+    }
+    assert!(
+        n_hard > 0 && n_solved > 0,
+        "{n_hard} hard, {n_solved} solved: shows nothing"
+    );
+    assert_eq!(hard.len(), plain.len());
+    assert_eq!(m["smepo/hard_frac"], f64::from(n_hard) / 8.0, "{m:?}");
+    assert_eq!(m["smepo/guided_frac"], m["smepo/hard_frac"]);
+    let err = RunConfig::load(
+        None,
+        &[
+            smepo.to_string(),
+            "rollout.max_staleness=1".into(),
+            "objective.tis=\"truncate\"".into(),
+        ],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("smepo.prompts"), "{err}");
+}

@@ -136,6 +136,68 @@ fn remote_rollouts_match_the_local_engine_and_sync_every_step() {
     assert!(remote_dir.join("sync/policy/tokenizer.json").exists());
 }
 
+/// Multi-turn episodes on the server (`[env] kind = "calculator"`, the tiny model warm-started
+/// on the calculator task so that it calls the tool): each turn is one request per row with the
+/// row's token ids so far, and for two steps every episode equals the local engine's token for
+/// token: the same policy turns and tool observations, loss mask, answer and reward; the
+/// trainer's log-probs of the server's turns agree with the server's on the policy's tokens.
+#[test]
+fn remote_episodes_match_the_local_engine_token_for_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../datasets/agent-calculator"
+    );
+    let sets = [
+        "model.alphabet=\"0123456789+-*/=() .,:?<>{}\\\"_abcdefghijklmnopqrstuvwxyz\"".to_string(),
+        format!("data.train=\"{data}/train.jsonl\""),
+        format!("data.eval=\"{data}/test.jsonl\""),
+        "sft.steps=300".into(),
+        "rollout.max_new_tokens=96".into(),
+        "objective.overlong_penalty=0.0".into(),
+        "env={ kind = \"calculator\", max_tokens = 256, max_turns = 3, \
+         observation_template = \"{{ observation }}\" }"
+            .into(),
+        "train.warmup_steps=0".into(),
+        "eval.every=0".into(),
+    ];
+    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+    let (mut local, base_dir) = trainer(&tiny_config(&tmp.path().join("local"), &sets));
+    let server = LocalServer::start(&base_dir);
+    let remote_dir = tmp.path().join("remote");
+    let remote_cfg = remote_config(&remote_dir, &server.base, &sets);
+    let (mut remote, _) = trainer(&remote_cfg);
+    remote.remote = RemoteEngine::from_config(&remote_cfg.rollout, &remote_dir);
+    let mut observations = 0;
+    for step in 0..2 {
+        let (lm, lb) = rl_step_with_batch(&mut local, step).unwrap();
+        let (rm, rb) = rl_step_with_batch(&mut remote, step).unwrap();
+        assert_eq!(server.version(), step as u64 + 1, "one sync per step");
+        assert_eq!(lb.samples.len(), rb.samples.len());
+        for (i, (l, r)) in lb.samples.iter().zip(&rb.samples).enumerate() {
+            assert_eq!(l.prompt, r.prompt, "step {step} row {i}: prompt");
+            assert_eq!(l.response, r.response, "step {step} row {i}: trajectory");
+            assert_eq!(l.loss_mask, r.loss_mask, "step {step} row {i}: loss mask");
+            assert_eq!((&l.text, l.reward), (&r.text, r.reward));
+            observations += l.loss_mask.iter().filter(|&&own| !own).count();
+            for ((a, b), own) in l.old_logp.iter().zip(&r.old_logp).zip(&r.loss_mask) {
+                if *own {
+                    assert!((a - b).abs() < 1e-4, "step {step} row {i}: {a} vs {b}");
+                }
+            }
+        }
+        assert!(lm["env/tool_calls_mean"] > 0.0, "{lm:?}");
+        for key in ["env/turns_mean", "env/tool_calls_mean", "reward/mean"] {
+            assert_eq!(lm[key], rm[key], "{key}");
+        }
+        assert!(rm["rollout/logp_mismatch_mean"] < 1e-3, "{rm:?}");
+    }
+    assert!(
+        observations > 0,
+        "no tool response: the episodes had one turn"
+    );
+}
+
 /// A whole run on the server through `rlvr_train::train`: every step syncs (the server's
 /// version goes up by one per step), trains (grad norm > 0), and logs the mismatch metrics.
 #[test]

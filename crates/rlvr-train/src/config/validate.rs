@@ -30,10 +30,26 @@ impl RunConfig {
         self.check_binac()?;
         self.check_geox()?;
         self.check_scrl()?;
-        if let Some(smepo) = &self.smepo {
-            smepo.validate()?;
-        }
+        self.check_smepo()?;
         self.check_lora()
+    }
+
+    /// `[smepo]`: its knobs, and hard-only guidance only where each plain group is judged
+    /// before the step trains (not on a round sampled ahead by asynchronous rollouts).
+    fn check_smepo(&self) -> Result<()> {
+        let Some(smepo) = &self.smepo else {
+            return Ok(());
+        };
+        smepo.validate()?;
+        if smepo.prompts == crate::data::guidance::GuidedPrompts::Hard
+            && self.rollout.max_staleness > 0
+        {
+            return bad(
+                "smepo.prompts = \"hard\" needs rollout.max_staleness = 0 (a round sampled \
+                 ahead is not judged hard or not before it is trained on)",
+            );
+        }
+        Ok(())
     }
 
     /// `[env]`: budgets, a template that renders, and the parts of a run that assume one
@@ -84,13 +100,6 @@ impl RunConfig {
                      has no tools: choose an environment with tools or env.reward = \"verifier\"",
                 );
             }
-        }
-        if self.rollout.engine != RolloutEngine::Local {
-            return bad(
-                "[env] episodes are sampled by the local engine only (multi-turn through \
-                 rollout.engine = \"openai\" is not built): remove [env] or set \
-                 rollout.engine = \"local\"",
-            );
         }
         if self.rollout.max_staleness > 0 {
             return bad(

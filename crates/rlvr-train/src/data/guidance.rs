@@ -11,6 +11,11 @@
 //! turn (the template then closes the turn, which is what the paper's
 //! `"<|im_end|>\n<|im_start|>assistant"` tail does by hand). A trace that still holds the
 //! gold answer after masking is not shown (`drop_leaking`).
+//!
+//! `prompts = "hard"` **\[PROPOSED]** guides only the prompts the policy cannot yet solve:
+//! each prompt is first sampled plain, and a group with no passing sample is sampled again with
+//! its guidance, the guided group taking the plain one's place (`step/hard_guidance.rs`). The
+//! paper's runs guide every prompt of a set chosen to be hard; this picks them per step instead.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +40,18 @@ pub enum MaskKind {
     None,
 }
 
+/// Which training prompts get guidance (`smepo.prompts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuidedPrompts {
+    /// Every prompt with a trace (the paper's runs).
+    #[default]
+    All,
+    /// Only a prompt whose plain group had no passing sample this step, sampled again with its
+    /// guidance **\[PROPOSED]**.
+    Hard,
+}
+
 /// `[smepo]`: semantic-masked expert guidance on the training prompts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -54,6 +71,8 @@ pub struct SmepoConfig {
     pub tail: String,
     /// Whether a trace that still holds the gold answer after masking is withheld.
     pub drop_leaking: bool,
+    /// Which prompts are guided: `"all"` (default) or `"hard"`.
+    pub prompts: GuidedPrompts,
 }
 
 impl Default for SmepoConfig {
@@ -66,6 +85,7 @@ impl Default for SmepoConfig {
             intro: "Here is an example solution:\n".into(),
             tail: String::new(),
             drop_leaking: true,
+            prompts: GuidedPrompts::All,
         }
     }
 }
@@ -79,6 +99,8 @@ pub enum Guidance {
     NoTrace,
     /// The masked trace still held the answer, and was withheld.
     Leaked,
+    /// With `prompts = "hard"`: the plain group had a passing sample, so none was needed.
+    Unneeded,
 }
 
 impl SmepoConfig {

@@ -11,10 +11,14 @@
 //! avoids). An episode ends on [`Reply::Final`], after `max_turns` policy turns, or when the
 //! next observation would pass `max_tokens`; only a `Final` turn is an answer the verifier
 //! scores (the others leave `final_text` empty).
+//!
+//! Who samples a turn is a [`TurnSampler`]: the local policy ([`LocalTurns`]) or inference
+//! servers (`rollout_engine::RemoteTurns`, token ids in and out of the completions API), the
+//! same seeds giving the same tokens.
 
 use minijinja::UndefinedBehavior;
 use rlvr_models::{
-    CausalLm, FinishReason, GenerationConfig, Tokenizer, generate_with_stop_strings,
+    CausalLm, FinishReason, Generation, GenerationConfig, Tokenizer, generate_with_stop_strings,
 };
 use rlvr_objectives::StepCredit;
 
@@ -89,6 +93,52 @@ impl Trajectory {
     }
 }
 
+/// Samples one turn for the rows of an episode batch that are still playing.
+pub trait TurnSampler {
+    /// One generation per context (context `j` belongs to episode row `rows[j]`), seeded as row
+    /// `j` of `rlvr_models::generate(_, contexts, cfg, seed)`, ending at a stop token, at the
+    /// first of `stops` written, or after `cfg.max_new_tokens`.
+    ///
+    /// # Errors
+    /// The sampler's: a tokenizer or a server failure.
+    fn sample(
+        &mut self,
+        rows: &[usize],
+        contexts: &[Vec<u32>],
+        cfg: &GenerationConfig,
+        stops: &[String],
+        seed: u64,
+    ) -> Result<Vec<Generation>>;
+}
+
+/// Turns sampled by a policy in this process.
+pub struct LocalTurns<'a> {
+    /// The no-grad policy.
+    pub policy: &'a CausalLm,
+    /// Its tokenizer (stop strings are matched on decoded text).
+    pub tokenizer: &'a Tokenizer,
+}
+
+impl TurnSampler for LocalTurns<'_> {
+    fn sample(
+        &mut self,
+        _rows: &[usize],
+        contexts: &[Vec<u32>],
+        cfg: &GenerationConfig,
+        stops: &[String],
+        seed: u64,
+    ) -> Result<Vec<Generation>> {
+        Ok(generate_with_stop_strings(
+            self.policy,
+            self.tokenizer,
+            contexts,
+            cfg,
+            stops,
+            seed,
+        )?)
+    }
+}
+
 /// Renders observations with the configured template.
 struct ObservationFormat {
     env: minijinja::Environment<'static>,
@@ -126,6 +176,25 @@ pub fn run_episodes(
     settings: &EpisodeSettings,
     seed: u64,
 ) -> Result<Vec<Trajectory>> {
+    let mut local = LocalTurns { policy, tokenizer };
+    run_episodes_with(
+        &mut local, tokenizer, envs, prompts, gen_cfg, settings, seed,
+    )
+}
+
+/// [`run_episodes`] with the turns sampled by `sampler`.
+///
+/// # Errors
+/// The sampler's, a tokenizer failure, or an observation template that does not render.
+pub fn run_episodes_with(
+    sampler: &mut dyn TurnSampler,
+    tokenizer: &Tokenizer,
+    envs: &mut [Box<dyn Environment>],
+    prompts: &[Vec<u32>],
+    gen_cfg: &GenerationConfig,
+    settings: &EpisodeSettings,
+    seed: u64,
+) -> Result<Vec<Trajectory>> {
     assert_eq!(envs.len(), prompts.len(), "one environment per row");
     let format = ObservationFormat::new(&settings.observation_template)?;
     // Every row plays the same kind of environment.
@@ -155,8 +224,7 @@ pub fn run_episodes(
         // Turn 0 keeps the seed (rows then draw what the plain path draws); later turns
         // move it by a multiple of the golden-ratio constant (rows mix it again: row_seed).
         let turn_seed = seed.wrapping_add((turn as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let gens =
-            generate_with_stop_strings(policy, tokenizer, &contexts, &cfg, &stops, turn_seed)?;
+        let gens = sampler.sample(&playing, &contexts, &cfg, &stops, turn_seed)?;
         let mut still = Vec::with_capacity(playing.len());
         for (&i, g) in playing.iter().zip(gens) {
             let t = &mut out[i];

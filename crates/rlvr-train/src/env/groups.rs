@@ -11,7 +11,9 @@ use crate::batch::{Sample, group_rows};
 use crate::config::EnvSection;
 use crate::data::Example;
 use crate::env::tier::{TierConfig, TierParts};
-use crate::env::{EpisodeSettings, Trajectory, new_environment, run_episodes};
+use crate::env::{
+    EpisodeSettings, LocalTurns, Trajectory, TurnSampler, new_environment, run_episodes_with,
+};
 use crate::error::Result;
 use crate::eval::{EvalBatches, PromptEval};
 use crate::metrics::Metrics;
@@ -129,7 +131,7 @@ impl EpisodeStats {
 
 /// Plays `k` episodes for each of `examples` (one environment each, reset on its example).
 fn play(
-    policy: &CausalLm,
+    sampler: &mut dyn TurnSampler,
     tokenizer: &Tokenizer,
     section: &EnvSection,
     examples: &[&Example],
@@ -148,8 +150,8 @@ fn play(
             Ok(env)
         })
         .collect::<Result<Vec<_>>>()?;
-    run_episodes(
-        policy,
+    run_episodes_with(
+        sampler,
         tokenizer,
         &mut envs,
         &prompts,
@@ -175,9 +177,30 @@ pub fn sample_episode_groups(
     seed: u64,
     stats: &mut EpisodeStats,
 ) -> Result<(Vec<Sample>, Vec<EpisodeReward>)> {
+    let mut local = LocalTurns { policy, tokenizer };
+    sample_episode_groups_with(
+        &mut local, tokenizer, section, dataset, examples, prompt_ids, group_size, gen_cfg, seed,
+        stats,
+    )
+}
+
+/// [`sample_episode_groups`] with the turns sampled by `sampler` (an inference server's:
+/// `rollout_engine::RemoteTurns`).
+pub fn sample_episode_groups_with(
+    sampler: &mut dyn TurnSampler,
+    tokenizer: &Tokenizer,
+    section: &EnvSection,
+    dataset: &[Example],
+    examples: &[usize],
+    prompt_ids: &[Vec<u32>],
+    group_size: usize,
+    gen_cfg: &GenerationConfig,
+    seed: u64,
+    stats: &mut EpisodeStats,
+) -> Result<(Vec<Sample>, Vec<EpisodeReward>)> {
     let exs: Vec<&Example> = examples.iter().map(|&e| &dataset[e]).collect();
     let trajectories = play(
-        policy, tokenizer, section, &exs, prompt_ids, group_size, gen_cfg, seed,
+        sampler, tokenizer, section, &exs, prompt_ids, group_size, gen_cfg, seed,
     )?;
     stats.add(&trajectories);
     if let Some(tier) = section.tier() {
@@ -229,8 +252,9 @@ pub fn evaluate_episodes(
         prompt_ids,
         |exs, ids, seed| {
             let refs: Vec<&Example> = exs.iter().collect();
+            let mut local = LocalTurns { policy, tokenizer };
             let trajectories = play(
-                policy, tokenizer, section, &refs, ids, batches.k, gen_cfg, seed,
+                &mut local, tokenizer, section, &refs, ids, batches.k, gen_cfg, seed,
             )?;
             stats.add(&trajectories);
             Ok(trajectories

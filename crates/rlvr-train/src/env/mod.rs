@@ -37,7 +37,9 @@ pub mod single_turn;
 pub mod tier;
 pub mod tool_call;
 
-pub use episode::{EpisodeSettings, Trajectory, run_episodes};
+pub use episode::{
+    EpisodeSettings, LocalTurns, Trajectory, TurnSampler, run_episodes, run_episodes_with,
+};
 pub use tool_call::{CallCheck, Tool, ToolCall};
 
 use crate::config::{EnvKind, EnvSection};

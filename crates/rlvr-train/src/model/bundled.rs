@@ -100,6 +100,12 @@ pub fn alphabet(config: &RunConfig) -> &str {
     }
 }
 
+/// The context length the bundled model declares (`max_position_embeddings`). Its positions are
+/// rotary, with no learned table, so this bounds nothing locally; an inference server serving
+/// it (`rollout.engine = "openai"`) refuses a request longer than this, and multi-turn episodes
+/// run to `env.max_tokens` after the prompt.
+pub const BUNDLED_CONTEXT: usize = 1024;
+
 /// The architecture of the bundled model (a Qwen2-style decoder with a character vocabulary).
 pub fn bundled_model_config(config: &RunConfig) -> Result<ModelConfig> {
     let m = &config.model;
@@ -112,7 +118,7 @@ pub fn bundled_model_config(config: &RunConfig) -> Result<ModelConfig> {
         "num_hidden_layers": m.num_layers,
         "num_attention_heads": m.num_heads,
         "num_key_value_heads": m.num_kv_heads,
-        "max_position_embeddings": 64,
+        "max_position_embeddings": BUNDLED_CONTEXT,
         "rope_theta": 10000.0,
         "rms_norm_eps": 1e-6,
         "tie_word_embeddings": true,
@@ -186,6 +192,8 @@ fn cache_key(config: &RunConfig) -> Result<u64> {
     // `sft.seed` sits where the run seed was before it had its own field, so the default
     // run's cache key (both 0) is unchanged.
     (model, sft, config.sft.seed, alphabet(config)).hash(&mut h);
+    // The saved config.json declares the context: a cache from before it changed is not reused.
+    BUNDLED_CONTEXT.hash(&mut h);
     let data = crate::data::train_fingerprint(&config.data)?;
     data.hash(&mut h);
     Ok(h.finish())

@@ -1,7 +1,8 @@
 //! Rollouts on OpenAI-compatible inference servers (`rollout.engine = "openai"`), such as
 //! `rlvr-serve`: the client that samples the responses ([`openai`]), the weight sync that keeps
 //! the servers on the policy being trained ([`sync`]), and the statistics of the gap between the
-//! servers' log-probs and the trainer's ([`mismatch`]).
+//! servers' log-probs and the trainer's ([`mismatch`]), and multi-turn episodes' turns
+//! ([`turns`]).
 //!
 //! A step with a remote engine first syncs the weights when [`sync::WeightSync::due`], then
 //! asks the servers for the responses (one request per response, seeded so that a server gives
@@ -11,6 +12,7 @@
 pub mod mismatch;
 pub mod openai;
 pub mod sync;
+pub mod turns;
 
 use std::path::Path;
 
@@ -19,6 +21,7 @@ use crate::config::{RolloutEngine, RolloutSection};
 pub use mismatch::LogpMismatch;
 pub use openai::{OpenAiClient, request_seed};
 pub use sync::WeightSync;
+pub use turns::RemoteTurns;
 
 /// The remote rollout engine of a run: the client and the weight sync state.
 pub struct RemoteEngine {

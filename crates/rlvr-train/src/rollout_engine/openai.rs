@@ -37,9 +37,15 @@ pub fn request_seed(seed: u64, row: usize) -> u64 {
     seed ^ splitmix64(row as u64) ^ splitmix64(0)
 }
 
-/// The `POST /v1/completions` body for one response to `prompt`.
-pub fn completion_body(prompt: &[u32], cfg: &GenerationConfig, seed: u64) -> Value {
-    json!({
+/// The `POST /v1/completions` body for one response to `prompt`, ending at any of `stop` too
+/// when it is not empty (a multi-turn episode's stop strings, `</tool_call>`).
+pub fn completion_body(
+    prompt: &[u32],
+    cfg: &GenerationConfig,
+    stop: &[String],
+    seed: u64,
+) -> Value {
+    let mut body = json!({
         "prompt": prompt,
         "n": 1,
         "max_tokens": cfg.max_new_tokens,
@@ -49,7 +55,11 @@ pub fn completion_body(prompt: &[u32], cfg: &GenerationConfig, seed: u64) -> Val
         "seed": seed,
         "logprobs": 0,
         "return_token_ids": true,
-    })
+    });
+    if !stop.is_empty() {
+        body["stop"] = json!(stop);
+    }
+    body
 }
 
 /// Reads the one choice of a completions reply: its token ids, their log-probs (rlvr-serve's: at
@@ -243,6 +253,22 @@ impl OpenAiClient {
         cfg: &GenerationConfig,
         seed: u64,
     ) -> Result<Vec<Served>> {
+        self.generate_until(prompts, cfg, &[], seed)
+    }
+
+    /// [`Self::generate`], each response also ending at the first of `stop` it writes (as
+    /// `rlvr_models::generate_with_stop_strings` ends it locally; the reply's token ids keep the
+    /// tokens that complete the stop string, as rlvr-serve returns them).
+    ///
+    /// # Errors
+    /// As [`Self::generate`].
+    pub fn generate_until(
+        &self,
+        prompts: &[Vec<u32>],
+        cfg: &GenerationConfig,
+        stop: &[String],
+        seed: u64,
+    ) -> Result<Vec<Served>> {
         let n = prompts.len();
         let floor = self.expected_versions();
         let next = AtomicUsize::new(0);
@@ -258,7 +284,7 @@ impl OpenAiClient {
                             break;
                         }
                         let endpoint = row % self.endpoints.len();
-                        let body = completion_body(&prompts[row], cfg, self.seed(seed, row));
+                        let body = completion_body(&prompts[row], cfg, stop, self.seed(seed, row));
                         let got = self
                             .post_json(endpoint, "/v1/completions", &body)
                             .map(|reply| self.with_version(reply, endpoint))
@@ -610,7 +636,7 @@ mod tests {
             stop_token_ids: vec![0],
             pad_token_id: 0,
         };
-        let b = completion_body(&[4, 5], &cfg, 9);
+        let b = completion_body(&[4, 5], &cfg, &[], 9);
         assert_eq!(b["prompt"], json!([4, 5]));
         assert_eq!(
             (b["n"].as_u64(), b["max_tokens"].as_u64()),
@@ -626,5 +652,11 @@ mod tests {
         );
         assert_eq!(b["return_token_ids"], json!(true));
         assert_eq!(b["temperature"].as_f64(), Some(0.5));
+        assert!(
+            b.get("stop").is_none(),
+            "no stop key for one-turn responses"
+        );
+        let with_stop = completion_body(&[4], &cfg, &["</tool_call>".to_string()], 9);
+        assert_eq!(with_stop["stop"], json!(["</tool_call>"]));
     }
 }

@@ -22,6 +22,7 @@ pub mod binac;
 pub mod conditioned;
 pub mod exec_credit;
 pub mod geox;
+pub mod hard_guidance;
 pub mod micro_batch;
 pub mod prefetch;
 pub mod reflection;

@@ -6,7 +6,8 @@
 //!
 //! With an `[env]` section each response is a multi-turn episode (`env/`): the policy's turns
 //! and the environment's observations in one trajectory, the observations masked out of the
-//! loss, the answer turn verified and the environment's turn rewards added.
+//! loss, the answer turn verified and the environment's turn rewards added; on a remote engine
+//! each turn is one request per row, token ids in and out (`rollout_engine/turns.rs`).
 //!
 //! With `rollout.engine = "openai"` the responses come from inference servers
 //! (`rollout_engine`): the weights are synced first when due, each response is requested with
@@ -24,14 +25,16 @@ use rlvr_objectives::TisMode;
 use crate::batch::{Sample, group_rows};
 use crate::config::{RolloutEngine, RolloutSection, ShortBatch};
 use crate::data::Example;
-use crate::data::guidance::Guidance;
-use crate::env::groups::{EpisodeReward, EpisodeStats, sample_episode_groups};
+use crate::data::guidance::{Guidance, GuidedPrompts};
+use crate::env::groups::{
+    EpisodeReward, EpisodeStats, sample_episode_groups, sample_episode_groups_with,
+};
 use crate::error::{Error, Result};
 use crate::logprobs::{needs_rescoring, rescore};
 use crate::metrics::{Metrics, mean};
 use crate::prompt::pad_id;
-use crate::rollout_engine::{LogpMismatch, OpenAiClient, RemoteEngine};
-use crate::step::prefetch;
+use crate::rollout_engine::{LogpMismatch, OpenAiClient, RemoteEngine, RemoteTurns};
+use crate::step::{hard_guidance, prefetch};
 use crate::trainer::Trainer;
 use crate::verify::score;
 
@@ -112,65 +115,44 @@ fn collect_with(
     let mut round = 0;
     // Multi-turn episodes (`[env]`): their counts over all rounds, and a round's turn rewards.
     let mut episodes = EpisodeStats::default();
-    let mut env_rewards: Option<Vec<EpisodeReward>> = None;
     let mut answers = Vec::new();
-    // SMEPO's guidance of this step's freshly encoded prompts (`[smepo]`).
+    // SMEPO's guidance of this step's freshly encoded prompts (`[smepo]`), and whether only
+    // the hard ones are guided (`smepo.prompts = "hard"`).
     let mut guided = Vec::new();
+    let hard_guidance = tr
+        .config
+        .smepo
+        .as_ref()
+        .is_some_and(|s| s.prompts == GuidedPrompts::Hard);
     while round < rounds {
         let t = Instant::now();
-        let mut samples = match prefetched.take() {
-            Some(p) => p.join()?,
+        let drawn = match prefetched.take() {
+            Some(p) => (p.join()?, None),
             None => {
                 let examples = tr.next_prompts(want - kept.len() / g);
-                let (prompt_ids, guidance) = tr.encode_rollout_prompts(&examples)?;
+                let (prompt_ids, guidance) = if hard_guidance {
+                    (tr.encode_prompts(&examples)?, Vec::new())
+                } else {
+                    tr.encode_rollout_prompts(&examples)?
+                };
                 guided.extend(guidance.into_iter().flatten());
                 let round_seed = step_seed(seed, step, round);
-                match remote.as_deref() {
-                    None if tr.config.env.is_some() => {
-                        let section = tr.config.env.as_ref().expect("checked");
-                        let (mut samples, rewards) = sample_episode_groups(
-                            &policy,
-                            &tr.tokenizer,
-                            section,
-                            &tr.train_set,
-                            &examples,
-                            &prompt_ids,
-                            g,
-                            &gen_cfg,
-                            round_seed,
-                            &mut episodes,
-                        )?;
-                        samples.iter_mut().for_each(|s| s.policy_version = step);
-                        env_rewards = Some(rewards);
-                        Drawn::local(samples)
-                    }
-                    None => {
-                        let mut samples = sample_groups(
-                            &policy,
-                            &tr.tokenizer,
-                            &tr.train_set,
-                            &examples,
-                            &prompt_ids,
-                            g,
-                            &gen_cfg,
-                            round_seed,
-                        )?;
-                        samples.iter_mut().for_each(|s| s.policy_version = step);
-                        Drawn::local(samples)
-                    }
-                    Some(engine) => sample_groups_remote(
-                        &engine.client,
-                        &tr.tokenizer,
-                        &examples,
-                        &prompt_ids,
-                        g,
-                        &gen_cfg,
-                        round_seed,
-                    )?,
-                }
+                let (drawn, terms) = draw(
+                    tr,
+                    &policy,
+                    remote.as_deref(),
+                    &gen_cfg,
+                    &examples,
+                    &prompt_ids,
+                    step,
+                    round_seed,
+                    &mut episodes,
+                )?;
+                (drawn, Some((examples, round_seed, terms)))
             }
-        }
-        .into_versioned(remote.as_deref())?;
+        };
+        let (drawn, mut fresh) = drawn;
+        let mut samples = drawn.into_versioned(remote.as_deref())?;
         rollout_s += t.elapsed().as_secs_f64();
         sampled_tokens += samples.iter().map(Sample::policy_tokens).sum::<usize>();
         if max_staleness > 0 {
@@ -184,23 +166,32 @@ fn collect_with(
             }
         }
         let t = Instant::now();
-        let mut rewards = score(
-            &tr.verifier,
-            &tr.config.verifier,
-            &tr.train_set,
-            &mut samples,
-            m,
-        );
-        // An episode's reward terms (turn rewards, TIER's call checks) meet the verifier's.
-        if let Some(terms) = env_rewards.take() {
-            answers.extend(rewards.iter().copied());
-            for ((s, r), terms) in samples.iter_mut().zip(&mut rewards).zip(terms) {
-                *r = terms.apply(*r);
-                s.reward = *r;
-            }
+        let terms = fresh.as_mut().and_then(|(.., terms)| terms.take());
+        let mut rewards = score_drawn(tr, &mut samples, terms, &mut answers, m);
+        verify_s += t.elapsed().as_secs_f64();
+        // SMEPO on hard prompts only: a plain group without a passing sample is drawn again
+        // with its guidance and takes the plain group's place.
+        if let (true, Some((examples, round_seed, _))) = (hard_guidance, &fresh) {
+            let t = Instant::now();
+            let hard = hard_guidance::redraw_hard_groups(
+                tr,
+                &policy,
+                remote.as_deref(),
+                &gen_cfg,
+                examples,
+                &mut samples,
+                step,
+                *round_seed,
+                &mut episodes,
+                &mut answers,
+                m,
+            )?;
+            sampled_tokens += hard.sampled_tokens;
+            guided.extend(hard.guidance);
+            rewards = samples.iter().map(|s| s.reward).collect();
+            rollout_s += t.elapsed().as_secs_f64();
         }
         all_rewards.extend(rewards);
-        verify_s += t.elapsed().as_secs_f64();
         done_rounds += 1;
         round += 1;
         for group in samples.chunks(g) {
@@ -296,6 +287,107 @@ fn collect_with(
     })
 }
 
+/// One round's samples for `examples` (G each) from their encoded prompts: multi-turn
+/// episodes with `[env]` (then also each episode's reward terms), else one-turn responses,
+/// from the remote engine when there is one (episodes too: one request per row and turn).
+pub(crate) fn draw(
+    tr: &Trainer,
+    policy: &CausalLm,
+    remote: Option<&RemoteEngine>,
+    gen_cfg: &GenerationConfig,
+    examples: &[usize],
+    prompt_ids: &[Vec<u32>],
+    step: usize,
+    seed: u64,
+    episodes: &mut EpisodeStats,
+) -> Result<(Drawn, Option<Vec<EpisodeReward>>)> {
+    let g = tr.config.rollout.group_size;
+    Ok(match remote {
+        None if tr.config.env.is_some() => {
+            let section = tr.config.env.as_ref().expect("checked");
+            let (mut samples, rewards) = sample_episode_groups(
+                policy,
+                &tr.tokenizer,
+                section,
+                &tr.train_set,
+                examples,
+                prompt_ids,
+                g,
+                gen_cfg,
+                seed,
+                episodes,
+            )?;
+            samples.iter_mut().for_each(|s| s.policy_version = step);
+            (Drawn::local(samples), Some(rewards))
+        }
+        None => {
+            let mut samples = sample_groups(
+                policy,
+                &tr.tokenizer,
+                &tr.train_set,
+                examples,
+                prompt_ids,
+                g,
+                gen_cfg,
+                seed,
+            )?;
+            samples.iter_mut().for_each(|s| s.policy_version = step);
+            (Drawn::local(samples), None)
+        }
+        Some(engine) if tr.config.env.is_some() => {
+            let section = tr.config.env.as_ref().expect("checked");
+            let mut turns = RemoteTurns::new(&engine.client, examples.len() * g);
+            let (samples, rewards) = sample_episode_groups_with(
+                &mut turns,
+                &tr.tokenizer,
+                section,
+                &tr.train_set,
+                examples,
+                prompt_ids,
+                g,
+                gen_cfg,
+                seed,
+                episodes,
+            )?;
+            let served = Some(turns.into_served());
+            (Drawn { samples, served }, Some(rewards))
+        }
+        Some(engine) => (
+            sample_groups_remote(
+                &engine.client,
+                &tr.tokenizer,
+                examples,
+                prompt_ids,
+                g,
+                gen_cfg,
+                seed,
+            )?,
+            None,
+        ),
+    })
+}
+
+/// The verifier's rewards of `samples`, with an episode's reward terms (turn rewards, TIER's
+/// call checks) added when there are any; the verifier's own scores of such answer turns go to
+/// `answers`.
+pub(crate) fn score_drawn(
+    tr: &Trainer,
+    samples: &mut [Sample],
+    terms: Option<Vec<EpisodeReward>>,
+    answers: &mut Vec<f32>,
+    m: &mut Metrics,
+) -> Vec<f32> {
+    let mut rewards = score(&tr.verifier, &tr.config.verifier, &tr.train_set, samples, m);
+    if let Some(terms) = terms {
+        answers.extend(rewards.iter().copied());
+        for ((s, r), terms) in samples.iter_mut().zip(&mut rewards).zip(terms) {
+            *r = terms.apply(*r);
+            s.reward = *r;
+        }
+    }
+    rewards
+}
+
 /// Generation settings of the rollout section.
 pub fn generation_config(
     cfg: &RolloutSection,
@@ -339,7 +431,22 @@ fn rescore_served(
     let t1 = rollout.temperature == 1.0;
     let mut sampler = rescore(policy, kept, if t1 { rollout } else { &at_t1 }, pad);
     let trainer: Vec<Vec<f32>> = kept.iter().map(|s| s.old_logp.clone()).collect();
-    LogpMismatch::of(&served, &trainer).insert_into(m);
+    // Compared on the policy's own tokens: an episode's observation tokens have no sampler
+    // log-prob (the servers' 0 there is a placeholder).
+    let policy_tokens = |logp: &[Vec<f32>]| -> Vec<Vec<f32>> {
+        logp.iter()
+            .zip(kept.iter())
+            .map(|(lp, s)| match s.loss_mask.is_empty() {
+                true => lp.clone(),
+                false => lp
+                    .iter()
+                    .zip(&s.loss_mask)
+                    .filter_map(|(&x, &own)| own.then_some(x))
+                    .collect(),
+            })
+            .collect()
+    };
+    LogpMismatch::of(&policy_tokens(&served), &policy_tokens(&trainer)).insert_into(m);
     if !t1 {
         sampler = rescore(policy, kept, rollout, pad);
     }
