@@ -23,7 +23,9 @@ use rlvr_train::env::guess_number::{self, GuessNumber};
 use rlvr_train::env::search::{Search, corpus_index};
 use rlvr_train::env::single_turn::SingleTurn;
 use rlvr_train::env::tier::TierConfig;
-use rlvr_train::env::{Environment, EpisodeSettings, Reply, Turn, oracle, run_episodes};
+use rlvr_train::env::{
+    Environment, EpisodeSettings, LocalTurns, Reply, Turn, oracle, run_episodes,
+};
 use rlvr_train::logprobs::rescore;
 use rlvr_train::model::bundled::bundled_model_config;
 use rlvr_train::model::char_tokenizer::{ALPHABET, tokenizer_json};
@@ -128,7 +130,14 @@ fn a_one_turn_episode_is_the_plain_rollout() {
         max_tokens: 64,
         observation_template: "{{ observation }}".into(),
     };
-    let episodes = run_episodes(&model, &tokenizer, &mut envs, &rows, &cfg, &settings, 11).unwrap();
+    let mut local = LocalTurns {
+        policy: &model,
+        tokenizer: &tokenizer,
+    };
+    let episodes = run_episodes(
+        &mut local, &tokenizer, &mut envs, &rows, &cfg, &settings, 11,
+    )
+    .unwrap();
     for (p, e) in plain.iter().zip(&episodes) {
         assert_eq!(p.tokens, e.response);
         assert_eq!(p.logprobs, e.logp);
@@ -189,8 +198,14 @@ fn a_multi_turn_trajectory_is_scored_on_the_ids_it_was_sampled_with() {
     // No stop token: every turn is exactly 5 sampled tokens, so the layout is known.
     let mut cfg = gen_cfg(5);
     cfg.stop_token_ids.clear();
-    let episodes =
-        run_episodes(&model, &tokenizer, &mut envs, &prompts, &cfg, &settings, 3).unwrap();
+    let mut local = LocalTurns {
+        policy: &model,
+        tokenizer: &tokenizer,
+    };
+    let episodes = run_episodes(
+        &mut local, &tokenizer, &mut envs, &prompts, &cfg, &settings, 3,
+    )
+    .unwrap();
     let mut samples = Vec::new();
     for (prompt, e) in prompts.iter().zip(&episodes) {
         assert_eq!((e.turns, e.env_reward), (3, 0.5));
@@ -255,8 +270,12 @@ fn episode_groups_become_masked_samples() {
         ..EnvSection::default()
     };
     let mut stats = EpisodeStats::default();
+    let mut local = LocalTurns {
+        policy: &model,
+        tokenizer: &tokenizer,
+    };
     let (samples, rewards) = sample_episode_groups(
-        &model,
+        &mut local,
         &tokenizer,
         &section,
         &examples,

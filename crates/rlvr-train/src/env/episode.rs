@@ -160,33 +160,14 @@ impl ObservationFormat {
     }
 }
 
-/// Plays one episode per row: `envs[i]` (already reset) against the policy from
-/// `prompts[i]`. `gen_cfg.max_new_tokens` is the per-turn limit; turn 0 samples with `seed`
+/// Plays one episode per row: `envs[i]` (already reset) against the policy from `prompts[i]`,
+/// its turns sampled by `sampler`. `gen_cfg.max_new_tokens` is the per-turn limit; turn 0 samples with `seed`
 /// itself (so a one-turn episode draws the tokens [`rlvr_models::generate`] draws), later
 /// turns with seeds mixed from it.
 ///
 /// # Errors
-/// A tokenizer failure, or an observation template that does not render.
-pub fn run_episodes(
-    policy: &CausalLm,
-    tokenizer: &Tokenizer,
-    envs: &mut [Box<dyn Environment>],
-    prompts: &[Vec<u32>],
-    gen_cfg: &GenerationConfig,
-    settings: &EpisodeSettings,
-    seed: u64,
-) -> Result<Vec<Trajectory>> {
-    let mut local = LocalTurns { policy, tokenizer };
-    run_episodes_with(
-        &mut local, tokenizer, envs, prompts, gen_cfg, settings, seed,
-    )
-}
-
-/// [`run_episodes`] with the turns sampled by `sampler`.
-///
-/// # Errors
 /// The sampler's, a tokenizer failure, or an observation template that does not render.
-pub fn run_episodes_with(
+pub fn run_episodes(
     sampler: &mut dyn TurnSampler,
     tokenizer: &Tokenizer,
     envs: &mut [Box<dyn Environment>],

@@ -12,7 +12,7 @@ use crate::config::EnvSection;
 use crate::data::Example;
 use crate::env::tier::{TierConfig, TierParts};
 use crate::env::{
-    EpisodeSettings, LocalTurns, Trajectory, TurnSampler, new_environment, run_episodes_with,
+    EpisodeSettings, LocalTurns, Trajectory, TurnSampler, new_environment, run_episodes,
 };
 use crate::error::Result;
 use crate::eval::{EvalBatches, PromptEval};
@@ -150,7 +150,7 @@ fn play(
             Ok(env)
         })
         .collect::<Result<Vec<_>>>()?;
-    run_episodes_with(
+    run_episodes(
         sampler,
         tokenizer,
         &mut envs,
@@ -164,29 +164,9 @@ fn play(
 /// The unscored samples of `group_size` episodes per prompt (row `i` answers
 /// `examples[i / group_size]`), and each one's reward terms, which the caller applies to the
 /// verifier's score. A sample's `text` is its answer turn, empty when a budget ended the episode
-/// (the verifier finds no answer in it).
+/// (the verifier finds no answer in it). `sampler` samples the turns: [`LocalTurns`] or an
+/// inference server's (`rollout_engine::RemoteTurns`).
 pub fn sample_episode_groups(
-    policy: &CausalLm,
-    tokenizer: &Tokenizer,
-    section: &EnvSection,
-    dataset: &[Example],
-    examples: &[usize],
-    prompt_ids: &[Vec<u32>],
-    group_size: usize,
-    gen_cfg: &GenerationConfig,
-    seed: u64,
-    stats: &mut EpisodeStats,
-) -> Result<(Vec<Sample>, Vec<EpisodeReward>)> {
-    let mut local = LocalTurns { policy, tokenizer };
-    sample_episode_groups_with(
-        &mut local, tokenizer, section, dataset, examples, prompt_ids, group_size, gen_cfg, seed,
-        stats,
-    )
-}
-
-/// [`sample_episode_groups`] with the turns sampled by `sampler` (an inference server's:
-/// `rollout_engine::RemoteTurns`).
-pub fn sample_episode_groups_with(
     sampler: &mut dyn TurnSampler,
     tokenizer: &Tokenizer,
     section: &EnvSection,

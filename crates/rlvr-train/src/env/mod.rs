@@ -37,9 +37,7 @@ pub mod single_turn;
 pub mod tier;
 pub mod tool_call;
 
-pub use episode::{
-    EpisodeSettings, LocalTurns, Trajectory, TurnSampler, run_episodes, run_episodes_with,
-};
+pub use episode::{EpisodeSettings, LocalTurns, Trajectory, TurnSampler, run_episodes};
 pub use tool_call::{CallCheck, Tool, ToolCall};
 
 use crate::config::{EnvKind, EnvSection};

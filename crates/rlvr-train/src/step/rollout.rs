@@ -26,9 +26,8 @@ use crate::batch::{Sample, group_rows};
 use crate::config::{RolloutEngine, RolloutSection, ShortBatch};
 use crate::data::Example;
 use crate::data::guidance::{Guidance, GuidedPrompts};
-use crate::env::groups::{
-    EpisodeReward, EpisodeStats, sample_episode_groups, sample_episode_groups_with,
-};
+use crate::env::groups::{EpisodeReward, EpisodeStats, sample_episode_groups};
+use crate::env::{LocalTurns, TurnSampler};
 use crate::error::{Error, Result};
 use crate::logprobs::{needs_rescoring, rescore};
 use crate::metrics::{Metrics, mean};
@@ -302,24 +301,42 @@ pub(crate) fn draw(
     episodes: &mut EpisodeStats,
 ) -> Result<(Drawn, Option<Vec<EpisodeReward>>)> {
     let g = tr.config.rollout.group_size;
+    if let Some(section) = &tr.config.env {
+        // Episodes: their turns sampled here or on the servers, in the same way.
+        let mut on_servers = remote.map(|e| RemoteTurns::new(&e.client, examples.len() * g));
+        let mut here = LocalTurns {
+            policy,
+            tokenizer: &tr.tokenizer,
+        };
+        let sampler: &mut dyn TurnSampler = match on_servers.as_mut() {
+            Some(turns) => turns,
+            None => &mut here,
+        };
+        let (mut samples, rewards) = sample_episode_groups(
+            sampler,
+            &tr.tokenizer,
+            section,
+            &tr.train_set,
+            examples,
+            prompt_ids,
+            g,
+            gen_cfg,
+            seed,
+            episodes,
+        )?;
+        let drawn = match on_servers {
+            Some(turns) => Drawn {
+                samples,
+                served: Some(turns.into_served()),
+            },
+            None => {
+                samples.iter_mut().for_each(|s| s.policy_version = step);
+                Drawn::local(samples)
+            }
+        };
+        return Ok((drawn, Some(rewards)));
+    }
     Ok(match remote {
-        None if tr.config.env.is_some() => {
-            let section = tr.config.env.as_ref().expect("checked");
-            let (mut samples, rewards) = sample_episode_groups(
-                policy,
-                &tr.tokenizer,
-                section,
-                &tr.train_set,
-                examples,
-                prompt_ids,
-                g,
-                gen_cfg,
-                seed,
-                episodes,
-            )?;
-            samples.iter_mut().for_each(|s| s.policy_version = step);
-            (Drawn::local(samples), Some(rewards))
-        }
         None => {
             let mut samples = sample_groups(
                 policy,
@@ -333,24 +350,6 @@ pub(crate) fn draw(
             )?;
             samples.iter_mut().for_each(|s| s.policy_version = step);
             (Drawn::local(samples), None)
-        }
-        Some(engine) if tr.config.env.is_some() => {
-            let section = tr.config.env.as_ref().expect("checked");
-            let mut turns = RemoteTurns::new(&engine.client, examples.len() * g);
-            let (samples, rewards) = sample_episode_groups_with(
-                &mut turns,
-                &tr.tokenizer,
-                section,
-                &tr.train_set,
-                examples,
-                prompt_ids,
-                g,
-                gen_cfg,
-                seed,
-                episodes,
-            )?;
-            let served = Some(turns.into_served());
-            (Drawn { samples, served }, Some(rewards))
         }
         Some(engine) => (
             sample_groups_remote(
