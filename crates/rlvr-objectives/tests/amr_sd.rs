@@ -21,10 +21,7 @@ fn f64s(v: &Value) -> Vec<f64> {
 }
 
 fn close(got: &[f64], want: &[f64], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: {got:?} vs {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() < TOL, "{what}: {got:?} vs {want:?}");
-    }
+    common::close_within(got, want, f64::from(TOL), what);
 }
 
 /// The gate on hand-written cases (both signs; CIG exactly at τ⁺ = 0.5 and at −τ⁻ = −1, where

@@ -13,7 +13,7 @@ use serde_json::Value;
 const TOL: f32 = 1e-6;
 
 fn close(got: &[f32], want: &[f32], what: &str) {
-    common::close_within(got, want, TOL, what);
+    common::close_within(got, want, f64::from(TOL), what);
 }
 
 #[test]

@@ -44,10 +44,7 @@ fn cases() -> Vec<Case> {
 }
 
 fn close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() < TOL, "{what}: {got:?} vs {want:?}");
-    }
+    common::close_within(got, want, f64::from(TOL), what);
 }
 
 #[test]

@@ -19,10 +19,7 @@ fn fixture() -> Value {
 }
 
 fn close(got: &[f64], want: &[f64], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: {got:?} vs {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() < TOL, "{what}: {got:?} vs {want:?}");
-    }
+    common::close_within(got, want, f64::from(TOL), what);
 }
 
 fn f64s(v: &[f32]) -> Vec<f64> {

@@ -22,10 +22,18 @@ pub fn floats(v: &Value) -> Vec<f32> {
 }
 
 /// Asserts `got` equals `want` elementwise within `tol` (the golden tests' comparison).
-pub fn close_within(got: &[f32], want: &[f32], tol: f32, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() < tol, "{what}: {got:?} vs {want:?}");
+pub fn close_within<T: Copy + Into<f64> + std::fmt::Debug>(
+    got: &[T],
+    want: &[T],
+    tol: f64,
+    what: &str,
+) {
+    assert_eq!(got.len(), want.len(), "{what}: {got:?} vs {want:?}");
+    for (&g, &w) in got.iter().zip(want) {
+        assert!(
+            (g.into() - w.into()).abs() < tol,
+            "{what}: {got:?} vs {want:?}"
+        );
     }
 }
 
