@@ -21,7 +21,7 @@ fn f64s(v: &Value) -> Vec<f64> {
 }
 
 fn close(got: &[f64], want: &[f64], what: &str) {
-    common::close_within(got, want, f64::from(TOL), what);
+    common::close_within(got, want, TOL, what);
 }
 
 /// The gate on hand-written cases (both signs; CIG exactly at τ⁺ = 0.5 and at −τ⁻ = −1, where

@@ -19,7 +19,7 @@ fn fixture() -> Value {
 }
 
 fn close(got: &[f64], want: &[f64], what: &str) {
-    common::close_within(got, want, f64::from(TOL), what);
+    common::close_within(got, want, TOL, what);
 }
 
 fn f64s(v: &[f32]) -> Vec<f64> {
