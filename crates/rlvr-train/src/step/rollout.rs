@@ -435,13 +435,15 @@ fn rescore_served(
     let policy_tokens = |logp: &[Vec<f32>]| -> Vec<Vec<f32>> {
         logp.iter()
             .zip(kept.iter())
-            .map(|(lp, s)| match s.loss_mask.is_empty() {
-                true => lp.clone(),
-                false => lp
-                    .iter()
-                    .zip(&s.loss_mask)
-                    .filter_map(|(&x, &own)| own.then_some(x))
-                    .collect(),
+            .map(|(lp, s)| {
+                if s.loss_mask.is_empty() {
+                    lp.clone()
+                } else {
+                    lp.iter()
+                        .zip(&s.loss_mask)
+                        .filter_map(|(&x, &own)| own.then_some(x))
+                        .collect()
+                }
             })
             .collect()
     };
