@@ -866,7 +866,8 @@ fn smepo_guidance_reaches_the_training_prompts_only() {
 /// full as the traces; a warm start that solves some prompts): every prompt is first drawn
 /// plain, the same groups as a step without `[smepo]` (same seed, same prompts); exactly the
 /// groups with no passing sample are drawn again with the guidance after their prompt, and the
-/// others are trained on as drawn. Refused with asynchronous rollouts, naming the key.
+/// others are trained on as drawn; `smepo/rescued_frac` is the share of guided groups with a
+/// pass. Refused with asynchronous rollouts, naming the key.
 #[test]
 fn smepo_on_hard_prompts_guides_only_the_groups_without_a_pass() {
     let tmp = tempfile::tempdir().unwrap();
@@ -885,7 +886,7 @@ fn smepo_on_hard_prompts_guides_only_the_groups_without_a_pass() {
     let g = tr.config.rollout.group_size;
     let texts =
         |group: &[Sample]| -> Vec<String> { group.iter().map(|s| s.text.clone()).collect() };
-    let (mut n_hard, mut n_solved) = (0, 0);
+    let (mut n_hard, mut n_solved, mut n_rescued) = (0, 0, 0);
     for (p, h) in plain.chunks(g).zip(hard.chunks(g)) {
         assert_eq!(p[0].example, h[0].example);
         let prompt = tr.encode_example(&tr.train_set[p[0].example]).unwrap();
@@ -895,6 +896,7 @@ fn smepo_on_hard_prompts_guides_only_the_groups_without_a_pass() {
             assert!(h.iter().all(|s| s.prompt == prompt));
         } else {
             n_hard += 1;
+            n_rescued += u32::from(h.iter().any(|s| s.passed));
             let ex = &tr.train_set[p[0].example];
             let trace = format!(" {}", ex.record["completion"].as_str().unwrap());
             let text = tr.tokenizer.decode(&h[0].prompt).unwrap();
@@ -915,6 +917,10 @@ fn smepo_on_hard_prompts_guides_only_the_groups_without_a_pass() {
     assert_eq!(hard.len(), plain.len());
     assert_eq!(m["smepo/hard_frac"], f64::from(n_hard) / 8.0, "{m:?}");
     assert_eq!(m["smepo/guided_frac"], m["smepo/hard_frac"]);
+    assert_eq!(
+        m["smepo/rescued_frac"],
+        f64::from(n_rescued) / f64::from(n_hard)
+    );
     let err = RunConfig::load(
         None,
         &[

@@ -30,10 +30,36 @@ pub struct HardGuidance {
     pub guidance: Vec<Guidance>,
     /// Response tokens of the guided redraws.
     pub sampled_tokens: usize,
+    /// Groups with no passing plain sample.
+    pub hard: usize,
+    /// Hard groups whose guided redraw has a passing sample.
+    pub rescued: usize,
+}
+
+impl HardGuidance {
+    /// Adds another round's counts.
+    pub fn add(&mut self, round: HardGuidance) {
+        self.guidance.extend(round.guidance);
+        self.sampled_tokens += round.sampled_tokens;
+        self.hard += round.hard;
+        self.rescued += round.rescued;
+    }
+
+    /// `smepo/hard_frac` (hard groups per prompt drawn this step) and `smepo/rescued_frac`
+    /// (rescued per hard group; 0 without hard groups).
+    pub fn insert_into(&self, m: &mut Metrics) {
+        let prompts = self.guidance.len().max(1) as f64;
+        m.insert("smepo/hard_frac".into(), self.hard as f64 / prompts);
+        m.insert(
+            "smepo/rescued_frac".into(),
+            self.rescued as f64 / self.hard.max(1) as f64,
+        );
+    }
 }
 
 /// Replaces, in the verified round `samples` (G per prompt of `examples`, rewards filled), each
-/// group with no passing sample by a verified group drawn with the prompt's guidance.
+/// group with no passing sample by a verified group drawn with the prompt's guidance (`m` gets
+/// the verifier's metrics of the redraw).
 ///
 /// # Errors
 /// Encoding, sampling and the remote engine's errors.
@@ -72,12 +98,10 @@ pub fn redraw_hard_groups(
     }
     let mut out = HardGuidance {
         guidance,
-        sampled_tokens: 0,
+        hard: hard.len(),
+        ..HardGuidance::default()
     };
-    let n = examples.len().max(1) as f64;
-    m.insert("smepo/hard_frac".into(), hard.len() as f64 / n);
     if shown.is_empty() {
-        m.insert("smepo/rescued_frac".into(), 0.0);
         return Ok(out);
     }
     let shown_examples: Vec<usize> = shown.iter().map(|&i| examples[i]).collect();
@@ -95,15 +119,9 @@ pub fn redraw_hard_groups(
     let mut guided = drawn.into_versioned(remote)?;
     out.sampled_tokens = guided.iter().map(Sample::policy_tokens).sum();
     score_drawn(tr, &mut guided, terms, answers, m);
-    let mut rescued = 0usize;
     for (&i, group) in shown.iter().zip(guided.chunks(g)) {
-        rescued += usize::from(group.iter().any(|s| s.passed));
+        out.rescued += usize::from(group.iter().any(|s| s.passed));
         samples[i * g..(i + 1) * g].clone_from_slice(group);
     }
-    // The share of hard prompts whose guided group has a passing sample (0 without hard ones).
-    m.insert(
-        "smepo/rescued_frac".into(),
-        rescued as f64 / hard.len() as f64,
-    );
     Ok(out)
 }

@@ -118,18 +118,19 @@ fn collect_with(
     // SMEPO's guidance of this step's freshly encoded prompts (`[smepo]`), and whether only
     // the hard ones are guided (`smepo.prompts = "hard"`).
     let mut guided = Vec::new();
-    let hard_guidance = tr
+    let hard_only = tr
         .config
         .smepo
         .as_ref()
         .is_some_and(|s| s.prompts == GuidedPrompts::Hard);
+    let mut hard_rounds = hard_guidance::HardGuidance::default();
     while round < rounds {
         let t = Instant::now();
         let drawn = match prefetched.take() {
             Some(p) => (p.join()?, None),
             None => {
                 let examples = tr.next_prompts(want - kept.len() / g);
-                let (prompt_ids, guidance) = if hard_guidance {
+                let (prompt_ids, guidance) = if hard_only {
                     (tr.encode_prompts(&examples)?, Vec::new())
                 } else {
                     tr.encode_rollout_prompts(&examples)?
@@ -170,7 +171,7 @@ fn collect_with(
         verify_s += t.elapsed().as_secs_f64();
         // SMEPO on hard prompts only: a plain group without a passing sample is drawn again
         // with its guidance and takes the plain group's place.
-        if let (true, Some((examples, round_seed, _))) = (hard_guidance, &fresh) {
+        if let (true, Some((examples, round_seed, _))) = (hard_only, &fresh) {
             let t = Instant::now();
             let hard = hard_guidance::redraw_hard_groups(
                 tr,
@@ -186,7 +187,7 @@ fn collect_with(
                 m,
             )?;
             sampled_tokens += hard.sampled_tokens;
-            guided.extend(hard.guidance);
+            hard_rounds.add(hard);
             rewards = samples.iter().map(|s| s.reward).collect();
             rollout_s += t.elapsed().as_secs_f64();
         }
@@ -204,6 +205,10 @@ fn collect_with(
         if kept.len() / g >= want {
             break;
         }
+    }
+    if hard_only {
+        hard_rounds.insert_into(m);
+        guided.append(&mut hard_rounds.guidance);
     }
     if tr.config.smepo.is_some() {
         guidance_metrics(&guided, m);
