@@ -6,8 +6,11 @@
 //! neighbour another town). A question asks a town's population, `"people in kabo?"`; the
 //! record keeps the `entity` (the oracle's query) and the `answer`. Every document has seven
 //! terms and names its own town twice, so BM25 ranks a town's own document first for a query
-//! of its name, then the documents that name it as a neighbour, in corpus order: with
-//! `env.top_k = 2` most results carry a second town's number beside the right one.
+//! of its name, then the documents that name it as a neighbour, in corpus order. The
+//! completions assume `env.top_k = 1` (the town's own document): with two documents per result
+//! the bundled model's 600-step warm start learned to copy the name into the query but not the
+//! number out of the right document (its loss stayed at the level of a policy that does not
+//! copy the answer; docs/results.md).
 //!
 //! The training split carries a `completion` for the warm start, as the calculator's noisy
 //! teacher: half search (`<tool_call>{"name":"search","arguments":{"query":"kabo"}}
@@ -31,7 +34,7 @@ pub const TOWNS: usize = 3000;
 /// Held-out towns (their questions form the test split; the rest are training questions).
 pub const TEST_SIZE: usize = 200;
 /// Documents per search result that the completions assume (`env.top_k`).
-pub const TOP_K: usize = 2;
+pub const TOP_K: usize = 1;
 /// Seed of the draw.
 pub const SEED: u64 = 0x5EA4C;
 /// Share of warm-start completions that search.
@@ -219,13 +222,10 @@ mod tests {
                 t.name, t.people, t.name, towns[t.near].name
             )
         );
-        // A town named as a neighbour shows up second in its results.
+        // A town's results are its own document, even when others name it as a neighbour.
         let i = towns[5].near;
-        let first = (0..TOWNS).find(|&j| towns[j].near == i && j != i).unwrap();
-        assert_eq!(
-            results(&towns, i),
-            format!("{} {}", document(&towns, i), document(&towns, first))
-        );
+        assert!((0..TOWNS).any(|j| towns[j].near == i && j != i));
+        assert_eq!(results(&towns, i), document(&towns, i));
     }
 
     /// About half the completions search, a direct answer is right about 30 % of the time.

@@ -2,7 +2,10 @@
 //!
 //! The target of an example is its `completion` field, else its `answer`, followed by the end
 //! of sequence token; the loss is the mean negative log-likelihood over target tokens only.
-//! This is the warm start of the bundled model and the `rlvr sft` command.
+//! With `sft.mask_observations`, a multi-turn completion is replayed through the `[env]`
+//! environment (`env/transcript.rs`): each policy turn and observation is encoded on its own,
+//! as an episode's are, and the observations are left out of the loss. This is the warm start
+//! of the bundled model.
 
 use std::time::Instant;
 
@@ -15,8 +18,11 @@ use rlvr_optim::OptimizerConfig;
 
 use crate::batch::Sample;
 use crate::batch::pack;
-use crate::config::{SftSection, kind_default};
+use crate::config::{EnvSection, SftSection, kind_default};
 use crate::data::Example;
+use crate::env::episode::ObservationFormat;
+use crate::env::new_environment;
+use crate::env::transcript::split_transcript;
 use crate::error::{Error, Result};
 use crate::grad_norm::{clip_global_norm, global_norm};
 use crate::progress;
@@ -31,12 +37,27 @@ pub fn target_text(ex: &Example) -> Option<&str> {
         .and_then(|v| v.as_str())
 }
 
-/// Tokenizes examples into (prompt, target + eos) pairs.
+/// Tokenizes examples into (prompt, target + eos) pairs. With `transcripts` (the run's
+/// `[env]`), each target is split into policy turns and observations by replaying it through
+/// that environment, every piece encoded on its own and the observations' tokens masked out
+/// (`Sample::loss_mask`).
+///
+/// # Errors
+/// An example without a target, a tokenizer failure, or a transcript the environment
+/// disagrees with ([`crate::env::transcript::split_transcript`]).
 pub fn encode_pairs(
     tokenizer: &Tokenizer,
     examples: &[Example],
     chat: bool,
+    transcripts: Option<&EnvSection>,
 ) -> Result<Vec<Sample>> {
+    let mut replay = match transcripts {
+        Some(section) => Some((
+            new_environment(section)?,
+            ObservationFormat::new(&section.observation_template)?,
+        )),
+        None => None,
+    };
     let eos = *tokenizer
         .eos_token_ids()
         .first()
@@ -51,13 +72,25 @@ pub fn encode_pairs(
                 ))
             })?;
             let prompt = tokenizer.encode(&render_prompt(tokenizer, ex, chat)?)?;
-            let mut response = tokenizer.encode(target)?;
+            let mut response = Vec::new();
+            let mut loss_mask = Vec::new();
+            if let Some((env, format)) = replay.as_mut() {
+                for segment in split_transcript(env.as_mut(), format, ex, target)? {
+                    let ids = tokenizer.encode(&segment.text)?;
+                    loss_mask.extend(std::iter::repeat_n(segment.policy, ids.len()));
+                    response.extend(ids);
+                }
+                loss_mask.push(true);
+            } else {
+                response = tokenizer.encode(target)?;
+            }
             response.push(eos);
             let old_logp = vec![0.0; response.len()];
             let finish = rlvr_models::FinishReason::Stop;
             Ok(Sample {
                 text: target.to_string(),
                 passed: true,
+                loss_mask,
                 ..Sample::unscored(0, prompt, response, old_logp, finish)
             })
         })
@@ -89,17 +122,19 @@ fn quick_accuracy(model: &CausalLm, tokenizer: &Tokenizer, examples: &[Example])
     Ok(crate::eval::summarize(&results).pass_at_1)
 }
 
-/// Trains `model` (on an autodiff device) for `cfg.steps` steps and returns it.
+/// Trains `model` (on an autodiff device) for `cfg.steps` steps and returns it; `transcripts`
+/// as in [`encode_pairs`].
 pub fn train_sft(
     mut model: CausalLm,
     tokenizer: &Tokenizer,
     examples: &[Example],
     held_out: &[Example],
+    transcripts: Option<&EnvSection>,
     cfg: &SftSection,
     seed: u64,
     device: &Device,
 ) -> Result<CausalLm> {
-    let pairs = encode_pairs(tokenizer, examples, false)?;
+    let pairs = encode_pairs(tokenizer, examples, false, transcripts)?;
     let mut optim = kind_default::<OptimizerConfig>("adamw").init(&model)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5F7);
     let bar = progress::bar(

@@ -686,11 +686,12 @@ fn the_search_oracle_answers_every_held_out_question() {
 }
 
 /// Every searching warm-start completion carries, as its tool response, exactly what the
-/// environment returns for its call: the generator's idea of the ranking is BM25's.
+/// environment returns for its call (`top_k = 1`, as `configs/agent-search.toml`): the
+/// generator's idea of the ranking is BM25's.
 #[test]
 fn the_warm_start_transcripts_are_what_the_tool_returns() {
     let train = load_jsonl(&search_dir().join("train.jsonl")).unwrap();
-    let mut env = search_env(2);
+    let mut env = search_env(1);
     let mut checked = 0;
     for ex in &train {
         let c = ex.record["completion"].as_str().unwrap();
@@ -734,7 +735,7 @@ fn search_sets(extra: &[&str]) -> Vec<String> {
         "eval.every=0".into(),
         "checkpoint.every=0".into(),
         format!(
-            "env={{ kind = \"search\", corpus = \"{}\", max_tokens = 256, max_turns = 3 }}",
+            "env={{ kind = \"search\", corpus = \"{}\", top_k = 1, max_tokens = 256, max_turns = 3 }}",
             data.join("corpus.jsonl").display()
         ),
     ];
@@ -932,4 +933,49 @@ fn smepo_on_hard_prompts_guides_only_the_groups_without_a_pass() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("smepo.prompts"), "{err}");
+}
+
+/// `sft.mask_observations`: the warm start trains on the policy's turns only. On the search
+/// task's teacher transcripts the masked tokens are exactly the characters from each
+/// `<tool_response>` through its `</tool_response>` (found here by string search; the bundled
+/// tokenizer has one token per character), every other target token and the end of sequence
+/// trained on; the ids are the whole transcript's. In a run, the masked warm start is another
+/// starting policy (the same seeds sample other episodes), and without `[env]` the key is
+/// refused.
+#[test]
+fn mask_observations_leaves_the_tool_responses_out_of_the_warm_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = search_config(tmp.path(), &["sft.mask_observations=true"]);
+    let tokenizer = tiny_model(AGENT_ALPHABET)
+        .1
+        .with_special_token("eos_token", "<eos>");
+    let examples = &load_jsonl(&search_dir().join("train.jsonl")).unwrap()[..60];
+    let pairs =
+        rlvr_train::sft::encode_pairs(&tokenizer, examples, false, config.env.as_ref()).unwrap();
+    let mut masked_examples = 0;
+    for (pair, ex) in pairs.iter().zip(examples) {
+        let text = ex.record["completion"].as_str().unwrap();
+        let mut want = vec![true; text.chars().count() + 1];
+        if let Some(open) = text.find("<tool_response>") {
+            let close = text.find("</tool_response>").unwrap() + "</tool_response>".len();
+            want[open..close].iter_mut().for_each(|m| *m = false);
+            masked_examples += 1;
+        }
+        assert_eq!(pair.loss_mask, want, "{}", ex.id);
+        let mut ids = tokenizer.encode(text).unwrap();
+        ids.push(rlvr_train::model::char_tokenizer::EOS_ID);
+        assert_eq!(pair.response, ids, "{}", ex.id);
+    }
+    assert!((20..=40).contains(&masked_examples), "{masked_examples}");
+
+    let plain = search_run(&[]);
+    let masked = search_run(&["sft.mask_observations=true"]);
+    assert_ne!(
+        masked[0]["objective/entropy"], plain[0]["objective/entropy"],
+        "sft.mask_observations changed nothing the run sampled"
+    );
+    let err = RunConfig::load(None, &["sft.mask_observations=true".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sft.mask_observations"), "{err}");
 }

@@ -63,6 +63,7 @@ impl Default for SftSection {
             cache_dir: PathBuf::from("runs/cache"),
             eval_every: 500,
             seed: 0,
+            mask_observations: false,
         }
     }
 }

@@ -47,6 +47,11 @@ pub struct SftSection {
     /// Seed of the warm start (model init and SFT batches), separate from the run's `seed` so
     /// that runs with different RL seeds share one cached warm start.
     pub seed: u64,
+    /// Train only on what the policy writes in a multi-turn `completion`: the transcript is
+    /// replayed through the `[env]` environment (`env/transcript.rs`) and its observations (tool
+    /// responses, a game's feedback) are masked out of the loss, as in an RL episode. Off: the
+    /// whole completion is the target. Needs `[env]`.
+    pub mask_observations: bool,
 }
 
 /// Training and held-out data: JSONL or parquet files, or directories in the HuggingFace Hub

@@ -56,6 +56,12 @@ impl RunConfig {
     /// sampled turn per response (refused by key until they handle masked observations).
     fn check_env(&self) -> Result<()> {
         let Some(env) = &self.env else {
+            if self.sft.mask_observations {
+                return bad(
+                    "sft.mask_observations = true needs [env]: the environment tells the \
+                     completion's observations from the policy's turns",
+                );
+            }
             return Ok(());
         };
         if env.max_turns == 0 {

@@ -139,13 +139,17 @@ impl TurnSampler for LocalTurns<'_> {
     }
 }
 
-/// Renders observations with the configured template.
-struct ObservationFormat {
+/// Renders observations with the configured template (`env.observation_template`).
+pub struct ObservationFormat {
     env: minijinja::Environment<'static>,
 }
 
 impl ObservationFormat {
-    fn new(source: &str) -> Result<Self> {
+    /// The format of template `source`, with `observation` in scope.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming `env.observation_template` when it does not parse.
+    pub fn new(source: &str) -> Result<Self> {
         let mut env = minijinja::Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
         env.add_template_owned("observation", source.to_owned())
@@ -153,7 +157,11 @@ impl ObservationFormat {
         Ok(Self { env })
     }
 
-    fn render(&self, observation: &str) -> Result<String> {
+    /// The text of `observation` as the policy reads it.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the template does not render (e.g. an undefined variable).
+    pub fn render(&self, observation: &str) -> Result<String> {
         let t = self.env.get_template("observation").expect("added in new");
         t.render(minijinja::context! { observation })
             .map_err(|e| Error::Config(format!("env.observation_template: {e}")))

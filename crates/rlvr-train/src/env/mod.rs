@@ -19,7 +19,9 @@
 //! - `single_turn.rs`: prompt → answer → verifier, the one-turn environment;
 //! - `groups.rs`: episodes as a step's rollout groups and as held-out evaluation;
 //! - `tier.rs`: TIER, a reward built from each tool call's checks (`[env] reward = "tier"`);
-//! - `oracle.rs`: a scripted policy that solves the bundled environments (their tests).
+//! - `oracle.rs`: a scripted policy that solves the bundled environments (their tests);
+//! - `transcript.rs`: a teacher's transcript split into policy turns and observations by
+//!   replaying it (the warm start's loss mask, `sft.mask_observations`).
 //!
 //! The `[env]` section ([`crate::config::EnvSection`]) selects one; without it a run samples
 //! one turn per prompt on the plain path (`step/rollout.rs`), which is what
@@ -36,6 +38,7 @@ pub mod search;
 pub mod single_turn;
 pub mod tier;
 pub mod tool_call;
+pub mod transcript;
 
 pub use episode::{EpisodeSettings, LocalTurns, Trajectory, TurnSampler, run_episodes};
 pub use tool_call::{CallCheck, Tool, ToolCall};

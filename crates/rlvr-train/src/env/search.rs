@@ -8,8 +8,9 @@
 //! `env.corpus`, JSON lines `{"id", "text"}`, indexed once per process and path. A bad call is
 //! answered with `<tool_response>error: ...</tool_response>` like the calculator's. Datasets:
 //! `cargo xtask gen-agent-search` (`datasets/agent-search`: a generated town directory whose
-//! documents mention their neighbours, so a query also retrieves documents about other towns,
-//! and the answer has to be read from the right one).
+//! documents mention their neighbours, so with `env.top_k` above 1 a query also retrieves
+//! documents about other towns, and the answer has to be read from the right one; the bundled
+//! config returns one).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -160,11 +160,13 @@ fn warm_start(
     let model_config = bundled_model_config(config)?;
     device.seed(config.sft.seed);
     let model = CausalLm::new(&model_config, device);
+    let transcripts = config.env.as_ref().filter(|_| config.sft.mask_observations);
     let model = train_sft(
         model,
         &tokenizer,
         train_set,
         held_out,
+        transcripts,
         &config.sft,
         config.sft.seed,
         device,
@@ -192,6 +194,10 @@ fn cache_key(config: &RunConfig) -> Result<u64> {
     // `sft.seed` sits where the run seed was before it had its own field, so the default
     // run's cache key (both 0) is unchanged.
     (model, sft, config.sft.seed, alphabet(config)).hash(&mut h);
+    // Hashed only when on, so that the keys of warm starts from before the knob are unchanged.
+    if config.sft.mask_observations {
+        "mask_observations".hash(&mut h);
+    }
     // The saved config.json declares the context: a cache from before it changed is not reused.
     BUNDLED_CONTEXT.hash(&mut h);
     let data = crate::data::train_fingerprint(&config.data)?;
