@@ -7,10 +7,10 @@
 //! record keeps the `entity` (the oracle's query) and the `answer`. Every document has seven
 //! terms and names its own town twice, so BM25 ranks a town's own document first for a query
 //! of its name, then the documents that name it as a neighbour, in corpus order. The
-//! completions assume `env.top_k = 1` (the town's own document): with two documents per result
-//! the bundled model's 600-step warm start learned to copy the name into the query but not the
-//! number out of the right document (its loss stayed at the level of a policy that does not
-//! copy the answer; docs/results.md).
+//! completions assume `env.top_k = 1` (the town's own document), the setting whose 2,000-step
+//! warm start was measured (docs/results.md); with `env.top_k = 2` a town named as a neighbour
+//! would put a second number beside the right one (the oracle test plays that setting), which
+//! no warm start has been measured on beyond 600 steps.
 //!
 //! The training split carries a `completion` for the warm start, as the calculator's noisy
 //! teacher: half search (`<tool_call>{"name":"search","arguments":{"query":"kabo"}}
