@@ -13,11 +13,18 @@
 //! no warm start has been measured on beyond 600 steps.
 //!
 //! The training split carries a `completion` for the warm start, as the calculator's noisy
-//! teacher: half search (`<tool_call>{"name":"search","arguments":{"query":"kabo"}}
-//! </tool_call><tool_response>...</tool_response>412`, the results written as the
-//! environment will return them), the other half answer at once, right with probability 0.3.
-//! Training records also carry the expert's `solution`, always the search transcript (the
-//! trace SMEPO masks, `[smepo]`). Held-out questions ask about 200 towns no training question names (their documents are in
+//! teacher: 40 % search (`<tool_call>{"name":"search","arguments":{"query":"kabo"}}
+//! </tool_call><tool_response>...</tool_response>the answer is 412`, the results written as
+//! the environment will return them), the rest answer at once (`the answer is 637`), right
+//! with probability 0.3. Every answer turn starts with the same words, so the first character
+//! of a completion is `<` (search) 40 % of the time and `t` (answer) 60 %: the warm start's
+//! greedy policy answers held-out questions at once, which it cannot know (3.5 % held-out
+//! accuracy, docs/results.md), while its sampled episodes search often enough for RL to learn
+//! that searching pays (99.5 % after 60 steps). (With bare
+//! numbers as answers, `<` would be the likeliest first character at any share above a
+//! tenth, and the greedy policy would search from the start.) Training records also carry
+//! the expert's `solution`, always the search transcript (the trace SMEPO masks, `[smepo]`).
+//! Held-out questions ask about 200 towns no training question names (their documents are in
 //! the shared corpus, which is what retrieval is for).
 
 use std::fmt::Write as _;
@@ -37,8 +44,12 @@ pub const TEST_SIZE: usize = 200;
 pub const TOP_K: usize = 1;
 /// Seed of the draw.
 pub const SEED: u64 = 0x5EA4C;
-/// Share of warm-start completions that search.
-pub const TOOL_SHARE: f64 = 0.5;
+/// Share of warm-start completions that search: under half, so that the warm start's greedy
+/// policy answers at once (its first character is the answer's `t` more often than the call's
+/// `<`) and only its sampled episodes search.
+pub const TOOL_SHARE: f64 = 0.4;
+/// How every answer turn starts, after a search or without one.
+pub const ANSWER_PREFIX: &str = "the answer is ";
 /// Share of direct warm-start answers that are right.
 pub const DIRECT_RIGHT: f64 = 0.3;
 
@@ -120,7 +131,7 @@ pub fn transcript(towns: &[Town], i: usize) -> String {
     );
     let found = results(towns, i);
     format!(
-        "<tool_call>{call}</tool_call><tool_response>{found}</tool_response>{}",
+        "<tool_call>{call}</tool_call><tool_response>{found}</tool_response>{ANSWER_PREFIX}{}",
         t.people
     )
 }
@@ -132,13 +143,13 @@ fn completion(towns: &[Town], i: usize, rng: &mut SplitMix64) -> String {
         return transcript(towns, i);
     }
     if chance(rng, DIRECT_RIGHT) {
-        return t.people.to_string();
+        return format!("{ANSWER_PREFIX}{}", t.people);
     }
     let mut guess = 100 + rng.below(899) as u32;
     if guess >= t.people {
         guess += 1;
     }
-    guess.to_string()
+    format!("{ANSWER_PREFIX}{guess}")
 }
 
 /// The corpus, one `{"id", "text"}` line per town.
@@ -228,7 +239,8 @@ mod tests {
         assert_eq!(results(&towns, i), document(&towns, i));
     }
 
-    /// About half the completions search, a direct answer is right about 30 % of the time.
+    /// About 40 % of the completions search, a direct answer is right about 30 % of the time, and
+    /// every answer turn reads "the answer is N".
     #[test]
     fn the_warm_start_teacher_is_as_documented() {
         let towns = towns();
@@ -239,10 +251,12 @@ mod tests {
             let people = towns[i].people.to_string();
             if c.starts_with("<tool_call>") {
                 tool += 1;
-                assert!(c.ends_with(&format!("</tool_response>{people}")), "{c}");
+                let answer = format!("</tool_response>the answer is {people}");
+                assert!(c.ends_with(&answer), "{c}");
             } else {
                 direct += 1;
-                right += usize::from(c == people);
+                assert!(c.starts_with("the answer is "), "{c}");
+                right += usize::from(c == format!("the answer is {people}"));
             }
         }
         let share = tool as f64 / (TOWNS - TEST_SIZE) as f64;

@@ -746,14 +746,35 @@ fn search_sets(extra: &[&str]) -> Vec<String> {
 /// In a run the warm-started tiny model searches and reads results back, and `env.top_k`
 /// reaches the tool: on the held-out episodes (greedy, so the same calls in both runs: the
 /// first turn does not depend on `top_k`) three documents per result make longer observations
-/// than one.
+/// than one. The warm start here learns from the expert alone (every training completion is
+/// the record's search transcript, `solution`): the task's own teacher answers at once more
+/// often than it searches, so its greedy policy would not call the tool. The short warm start
+/// does not copy the question's town into its query, so the corpus holds every document three
+/// times: any query that finds a document finds three.
 #[test]
 fn search_knobs_change_the_run() {
-    let one = &search_run(&["env.top_k=1"])[0];
+    let tmp = tempfile::tempdir().unwrap();
+    let experts = tmp.path().join("train.jsonl");
+    let lines: String = load_jsonl(&search_dir().join("train.jsonl"))
+        .unwrap()
+        .into_iter()
+        .map(|ex| {
+            let mut record = ex.record;
+            record["completion"] = record["solution"].clone();
+            record.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(&experts, lines).unwrap();
+    let tripled = tmp.path().join("corpus.jsonl");
+    let docs = std::fs::read_to_string(search_dir().join("corpus.jsonl")).unwrap();
+    std::fs::write(&tripled, docs.repeat(3)).unwrap();
+    let train = format!("data.train=\"{}\"", experts.display());
+    let corpus = format!("env.corpus=\"{}\"", tripled.display());
+    let one = &search_run(&["env.top_k=1", &train, &corpus])[0];
     assert!(one["env/tool_calls_mean"] > 0.0, "{one:?}");
     assert!(one["env/observation_tokens_mean"] > 0.0);
     assert!(one["eval/env/tool_calls_mean"] > 0.0, "{one:?}");
-    let three = &search_run(&["env.top_k=3"])[0];
+    let three = &search_run(&["env.top_k=3", &train, &corpus])[0];
     assert_eq!(
         three["eval/env/tool_calls_mean"],
         one["eval/env/tool_calls_mean"]
@@ -966,7 +987,7 @@ fn mask_observations_leaves_the_tool_responses_out_of_the_warm_start() {
         ids.push(rlvr_train::model::char_tokenizer::EOS_ID);
         assert_eq!(pair.response, ids, "{}", ex.id);
     }
-    assert!((20..=40).contains(&masked_examples), "{masked_examples}");
+    assert!((10..=50).contains(&masked_examples), "{masked_examples}");
 
     let plain = search_run(&[]);
     let masked = search_run(&["sft.mask_observations=true"]);
