@@ -18,11 +18,11 @@
 //! the environment will return them), the rest answer at once (`the answer is 637`), right
 //! with probability 0.3. Every answer turn starts with the same words, so the first character
 //! of a completion is `<` (search) 40 % of the time and `t` (answer) 60 %: the warm start's
-//! greedy policy answers held-out questions at once, which it cannot know (3.5 % held-out
-//! accuracy, docs/results.md), while its sampled episodes search often enough for RL to learn
-//! that searching pays (99.5 % after 60 steps). (With bare
-//! numbers as answers, `<` would be the likeliest first character at any share above a
-//! tenth, and the greedy policy would search from the start.) Training records also carry
+//! greedy policy searches on few held-out questions (3.5 % held-out accuracy,
+//! docs/results.md), while its sampled episodes search often enough for RL to learn that
+//! searching pays (99.5 % after 60 steps). (With bare numbers as answers the teacher's first
+//! character is `<` or one of nine digits, so `<` is its likeliest at any share above a
+//! tenth; with a share of 0.5 the greedy policy searched every held-out question.) Training records also carry
 //! the expert's `solution`, always the search transcript (the trace SMEPO masks, `[smepo]`).
 //! Held-out questions ask about 200 towns no training question names (their documents are in
 //! the shared corpus, which is what retrieval is for).
@@ -44,9 +44,9 @@ pub const TEST_SIZE: usize = 200;
 pub const TOP_K: usize = 1;
 /// Seed of the draw.
 pub const SEED: u64 = 0x5EA4C;
-/// Share of warm-start completions that search: under half, so that the warm start's greedy
-/// policy answers at once (its first character is the answer's `t` more often than the call's
-/// `<`) and only its sampled episodes search.
+/// Share of warm-start completions that search: under half, so that the teacher's likeliest
+/// first character is the answer's `t`, not the call's `<`, and the warm start's greedy policy
+/// searches on few questions while its sampled episodes search often.
 pub const TOOL_SHARE: f64 = 0.4;
 /// How every answer turn starts, after a search or without one.
 pub const ANSWER_PREFIX: &str = "the answer is ";
