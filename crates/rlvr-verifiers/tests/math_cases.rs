@@ -184,3 +184,30 @@ fn unevaluated_arithmetic_is_not_an_answer() {
         ("\\boxed{1+1}", "1+1", true),
     ]);
 }
+
+/// Hedges after "the answer is": a policy that lists several numbers (in one sentence, or in one
+/// claim a sentence) to cover the gold must not be scored correct. A list reads as a list and
+/// matches only a list gold; of several claims the last one is the answer.
+#[test]
+fn hedged_answers_are_not_correct() {
+    run(&[
+        ("the answer is 12 13 14", "13", false),
+        ("the answer is 13 12", "13", false),
+        ("the answer is 12, 13, 14", "13", false),
+        ("the answer is 12 or 13", "13", false),
+        ("the answer is 13 and 12", "13", false),
+        ("the answer is 13 13", "13", false),
+        ("the answer is 12 13 14 15 16 17 18 19 20", "13", false),
+        ("the answer is 13 or more", "13", false),
+        ("the answer is between 12 and 14", "13", false),
+        ("the answer is 13 (or 12)", "13", false),
+        ("the answer is 13 cm or 12 cm", "13", false),
+        ("the answer is not 13", "13", false),
+        ("the answer is at most 13", "13", false),
+        ("the answer is 13. the answer is 12", "13", false),
+        ("the answer is 13 the answer is 12", "13", false),
+        ("the answer is 12. the answer is 13", "13", true),
+        ("the answer is 13.\nthe answer is 12", "13", false),
+        ("the answer is 12, 13", "12, 13", true),
+    ]);
+}

@@ -40,8 +40,10 @@ pub enum Source {
 
 static HASHES: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"####[ \t]*([^\n]*)").expect("static regex"));
+/// The marker alone, so that several on one line are several matches (a capture of the rest of
+/// the line would swallow the later ones and make the first win).
 static ANSWER_IS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:final answer|the answer|answer)\s*(?:is\s*:?|:)\s*(?:\*\*)?\s*([^\n]*)")
+    Regex::new(r"(?i)(?:final answer|the answer|answer)\s*(?:is\s*:?|:)\s*(?:\*\*)?\s*")
         .expect("static regex")
 });
 static SENTENCE_END: LazyLock<Regex> =
@@ -65,8 +67,8 @@ pub fn extract(text: &str, fallback: Fallback) -> Option<(String, Source)> {
             return Some((s.to_string(), Source::Hashes));
         }
     }
-    if let Some(c) = ANSWER_IS.captures_iter(text).last() {
-        let rest = c[1].trim();
+    if let Some(m) = ANSWER_IS.find_iter(text).last() {
+        let rest = text[m.end()..].lines().next().unwrap_or_default().trim();
         if let Some(s) = answer_sentence(rest) {
             return Some((s, Source::AnswerIs));
         }
@@ -246,6 +248,17 @@ mod tests {
         check("Answer: 3.5.", Some(("3.5", AnswerIs)));
         check("The answer is $\\$18.90$.", Some(("\\$18.90", AnswerIs)));
         check("the answer is **-56**", Some(("-56", AnswerIs)));
+        // The last marker wins on one line as across lines (a correction, as with boxes); each
+        // sentence claims one answer, so a hedge over sentences is read as its last claim.
+        check(
+            "The answer is 13. The answer is 12.",
+            Some(("12", AnswerIs)),
+        );
+        check("the answer is 13 the answer is 12", Some(("12", AnswerIs)));
+        check(
+            "The answer is 13.\nThe answer is 12.",
+            Some(("12", AnswerIs)),
+        );
         check("I got 12 apples and then 15 more", Some(("15", LastNumber)));
         check("I got 12 apples and then 15", Some(("15", Bare)));
         check(r"\frac{1}{2}", Some((r"\frac{1}{2}", Bare)));
