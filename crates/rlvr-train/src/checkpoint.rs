@@ -30,6 +30,10 @@ pub struct TrainerState {
     pub base_accuracy: Option<f64>,
     /// (step, held-out accuracy) of every evaluation so far.
     pub evals: Vec<(usize, f64)>,
+    /// The base evaluation's episode metrics (`eval/env/*` under `[env]`: turns, tool calls,
+    /// failed calls), empty for single-turn runs; `report.md` lists them beside the final ones.
+    #[serde(default)]
+    pub base_eval: crate::metrics::Metrics,
     /// State of the advantage-shaping stages (CurveRL pool, ACR average, DGG window).
     #[serde(default)]
     pub shaping: rlvr_objectives::ShapingState,

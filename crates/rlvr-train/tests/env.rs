@@ -300,6 +300,10 @@ fn episode_groups_become_masked_samples() {
 }
 
 fn agent_run(extra: &[&str]) -> Vec<rlvr_train::metrics::Metrics> {
+    common::run_history(&agent_sets(extra))
+}
+
+fn agent_sets(extra: &[&str]) -> Vec<String> {
     let data = repo().join("datasets/agent-calculator");
     let mut all: Vec<String> = vec![
         format!("model.alphabet={}", toml_string(AGENT_ALPHABET)),
@@ -316,7 +320,39 @@ fn agent_run(extra: &[&str]) -> Vec<rlvr_train::metrics::Metrics> {
         "env={ kind = \"calculator\", max_tokens = 256 }".into(),
     ];
     all.extend(extra.iter().map(|s| s.to_string()));
-    common::run_history(&all)
+    all
+}
+
+/// The base evaluation keeps its episode counts: the warm-started tiny model calls the tool on
+/// held-out problems before any RL step, so the trainer state holds a positive
+/// `eval/env/tool_calls_mean` for step 0 and `report.md` lists it beside the final one; a
+/// single-turn run has none.
+#[test]
+fn the_base_evaluation_keeps_its_episode_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base_eval = |name: &str, sets: Vec<String>| {
+        let dir = tmp.path().join(name);
+        let refs: Vec<&str> = sets.iter().map(String::as_str).collect();
+        common::train_quiet(&dir, &refs);
+        let ckpt = rlvr_train::checkpoint::latest(&dir).unwrap().unwrap();
+        let state = rlvr_train::checkpoint::read_state(&ckpt).unwrap();
+        let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        (state.base_eval, report)
+    };
+    let (multi, report) = base_eval("multi", agent_sets(&["env.max_turns=3", "eval.every=1"]));
+    assert!(multi["eval/env/tool_calls_mean"] > 0.0, "{multi:?}");
+    assert!(multi["eval/env/turns_mean"] > 1.0, "{multi:?}");
+    let row = report
+        .lines()
+        .find(|l| l.starts_with("| `eval/env/tool_calls_mean` |"))
+        .unwrap_or_else(|| panic!("no tool-call row in report.md:\n{report}"));
+    assert!(
+        row.contains(&format!("{:.3}", multi["eval/env/tool_calls_mean"])),
+        "{row}"
+    );
+    let (single, report) = base_eval("single", Vec::new());
+    assert!(single.is_empty(), "{single:?}");
+    assert!(!report.contains("eval/env/"), "{report}");
 }
 
 /// The knobs in a run: the warm-started tiny model calls the tool, so with `max_turns = 3`

@@ -67,6 +67,9 @@ fn the_k2v_reward_reaches_the_run_in_the_papers_proportions() {
     let want = (6.0 * a + c + 0.751 * f) / 7.751;
     let got = get(m, "reward/mean");
     assert!((got - want).abs() < 1e-5, "reward/mean {got} != {want}");
+    // A pass is the verifier's verdict (the answer matched), not a reward of 1: the checklist
+    // and format terms keep most matched answers below the composition's maximum.
+    assert_eq!(get(m, "reward/pass_rate"), a);
     // The plain arm (configs/ablations/k2v-plain.toml): the exact match alone, 0 or 1.
     let plain = &run(&[
         "verifier.checklist_weight=0.0",

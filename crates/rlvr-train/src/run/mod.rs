@@ -131,16 +131,20 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
     let base_accuracy = match tr.state.base_accuracy {
         Some(a) => a,
         None => {
-            let a = greedy_accuracy(&tr, &run_dir.join("eval-base.jsonl"))?;
+            let (a, episodes) = greedy_eval(&tr, &run_dir.join("eval-base.jsonl"))?;
             tracing::info!(
-                "base policy: held-out accuracy {:.1}% ({} prompts)",
+                "base policy: held-out accuracy {:.1}% ({} prompts){}",
                 100.0 * a,
-                tr.eval_set.len()
+                tr.eval_set.len(),
+                episode_summary(&episodes)
             );
             if let Some(tb) = &mut tb {
-                tb.write_scalars(0, &Metrics::from([("eval/accuracy".to_string(), a)]))?;
+                let mut m = episodes.clone();
+                m.insert("eval/accuracy".to_string(), a);
+                tb.write_scalars(0, &m)?;
             }
             tr.state.base_accuracy = Some(a);
+            tr.state.base_eval = episodes;
             a
         }
     };
@@ -238,6 +242,18 @@ pub fn train(config: RunConfig, opts: &RunOptions) -> Result<RunOutcome> {
         seconds: start.elapsed().as_secs_f64(),
     };
     Ok(outcome)
+}
+
+/// `, 0.45 tool calls per episode, 1.38 turns` for a log line, from an evaluation's
+/// `eval/env/*` metrics (empty when there are none: a single-turn run).
+fn episode_summary(m: &Metrics) -> String {
+    [
+        ("eval/env/tool_calls_mean", "tool calls per episode"),
+        ("eval/env/turns_mean", "turns"),
+    ]
+    .iter()
+    .filter_map(|(key, what)| m.get(*key).map(|v| format!(", {v:.2} {what}")))
+    .collect()
 }
 
 /// Greedy held-out accuracy of the current policy; per-prompt results go to `out` (JSONL).

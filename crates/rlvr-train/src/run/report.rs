@@ -37,6 +37,9 @@ pub fn write_report(
             100.0 * last
         );
     }
+    if !state.base_eval.is_empty() {
+        md += &episode_table(&state.base_eval, history);
+    }
     let _ = writeln!(
         md,
         "steps: {}, skipped updates: {}\n",
@@ -60,6 +63,24 @@ pub fn write_report(
     }
     let path = run_dir.join("report.md");
     std::fs::write(&path, md).map_err(|e| Error::io(&path, e))
+}
+
+/// The held-out episode metrics (`eval/env/*`) of the base evaluation beside those of the last
+/// evaluation in `history` (a Markdown table; `-` where the run has not evaluated yet).
+fn episode_table(base: &Metrics, history: &[(usize, Metrics)]) -> String {
+    let last = history
+        .iter()
+        .rev()
+        .find(|(_, m)| m.contains_key("eval/accuracy"))
+        .map(|(_, m)| m);
+    let mut md = String::from("| held-out episodes | base | last evaluation |\n|---|---|---|\n");
+    for (key, value) in base {
+        let now = last
+            .and_then(|m| m.get(key))
+            .map_or("-".to_string(), |v| format!("{v:.3}"));
+        let _ = writeln!(md, "| `{key}` | {value:.3} | {now} |");
+    }
+    md + "\n"
 }
 
 /// Plots one or more named series (x = step) into an SVG file.

@@ -106,6 +106,10 @@ fn collect_with(
     let mut kept: Vec<Sample> = Vec::with_capacity(want * g);
     let (mut rollout_s, mut verify_s) = (0.0, 0.0);
     let mut all_rewards = Vec::new();
+    // Whether the verifier passed each sample (dropped groups included), for `reward/pass_rate`:
+    // a reward of 1 is not a pass under shaped rewards (K2V's checklist and format terms, DAPO's
+    // length penalty), and a pass is not a reward of 1.
+    let mut all_passed = Vec::new();
     // Every response token generated, dropped groups included.
     let (mut sampled_tokens, mut dropped, mut done_rounds) = (0usize, 0usize, 0usize);
     // Asynchronous rollouts: the first round may have been sampled during an earlier step.
@@ -192,6 +196,7 @@ fn collect_with(
             rollout_s += t.elapsed().as_secs_f64();
         }
         all_rewards.extend(rewards);
+        all_passed.extend(samples.iter().map(|s| s.passed));
         done_rounds += 1;
         round += 1;
         for group in samples.chunks(g) {
@@ -257,7 +262,7 @@ fn collect_with(
     m.insert("reward/std".into(), reward_var.sqrt());
     m.insert(
         "reward/pass_rate".into(),
-        mean(all_rewards.iter().map(|&r| f64::from(u8::from(r >= 1.0)))),
+        mean(all_passed.iter().map(|&p| f64::from(u8::from(p)))),
     );
     m.insert(
         "response/length_mean".into(),
